@@ -1,0 +1,1 @@
+"""The trusted dealer: correlated randomness for the computing parties (offline phase)."""

@@ -1,0 +1,3 @@
+from mpcbandit.cli import main
+
+main()

@@ -1,0 +1,132 @@
+"""The `mpcbandit` command: run an experiment, run one party, check a config."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import click
+
+from mpcbandit.config import load_config
+from mpcbandit.errors import MpcBanditError
+
+__all__ = ["main"]
+
+
+def _net_override(net: str | None) -> list[str]:
+    """--net lan | wan | none | one_way_ms=5,mbit_s=100 as a --set override."""
+    if net is None:
+        return []
+    if "=" not in net:
+        return [f"run.net={net}"]
+    items = []
+    for part in net.split(","):
+        key, _, value = part.partition("=")
+        items.append(f"{key.strip()} = {value.strip()}")
+    return ["run.net={" + ", ".join(items) + "}"]
+
+
+def _overrides(sets: tuple[str, ...], seed: int | None, net: str | None) -> list[str]:
+    out = list(sets) + _net_override(net)
+    if seed is not None:
+        out.append(f"seed={seed}")
+    return out
+
+
+_config_arg = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+_set_opt = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+                        help="Override a config value (dotted key, TOML literal); repeatable.")
+_seed_opt = click.option("--seed", type=int, default=None, help="Override the config's seed.")
+_net_opt = click.option("--net", default=None, metavar="NET",
+                        help="Emulated network: none | lan | wan | one_way_ms=MS,mbit_s=MBIT.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """mpcbandit: privacy-preserving bandit protocols, one OS process per party."""
+
+
+@main.command()
+@_config_arg
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output directory (default runs/PROTOCOL-TIMESTAMP).")
+@_seed_opt
+@_net_opt
+@_set_opt
+@click.option("--plaintext", is_flag=True, help="Run the non-private reference instead.")
+def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
+        sets: tuple[str, ...], plaintext: bool) -> None:
+    """Run every party of CONFIG as its own process on this host and write summary.json."""
+    from mpcbandit.launch import run_local
+
+    overrides = _overrides(sets, seed, net)
+    try:
+        cfg = load_config(config, overrides)
+        if out_dir is None:
+            out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
+        run_local(config, overrides, out_dir, plaintext=plaintext, echo=click.echo)
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@main.command()
+@_config_arg
+@click.option("--role", required=True, help="Role of the party to run (see `mpcbandit check`).")
+@click.option("--index", type=int, default=0, show_default=True, help="Index within the role.")
+@click.option("--session", default=None,
+              help="Session id shared by all parties (default: derived from the config).")
+@click.option("--result", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write this party's result JSON here.")
+@click.option("--progress", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              hidden=True)
+@_seed_opt
+@_net_opt
+@_set_opt
+def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
+          progress: Path | None, seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+    """Run one party of CONFIG (one per host or container)."""
+    from parties import run_party, write_json_atomic
+
+    try:
+        cfg = load_config(config, _overrides(sets, seed, net))
+        if session is None:
+            session = hashlib.sha256(json.dumps(cfg.raw, sort_keys=True).encode()).hexdigest()[:16]
+        out = run_party(cfg, role, index, session=session, result_path=result,
+                        progress_path=progress)
+    except BaseException as e:  # noqa: BLE001 - reported to the launcher, then re-raised as exit
+        reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        if result is not None:
+            write_json_atomic(result, {"role": role, "index": index, "error": reason})
+        if not isinstance(e, MpcBanditError):
+            traceback.print_exc()
+        click.echo(f"mpcbandit party {role}.{index} failed: {reason}", err=True)
+        sys.exit(130 if isinstance(e, KeyboardInterrupt) else 1)
+    if result is None:
+        click.echo(json.dumps(out["output"]))
+
+
+@main.command()
+@_config_arg
+@_seed_opt
+@_net_opt
+@_set_opt
+def check(config: Path, seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+    """Validate CONFIG and print its party table."""
+    try:
+        cfg = load_config(config, _overrides(sets, seed, net))
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"{config}: protocol {cfg.protocol}, seed {cfg.seed}, net {cfg.net.name}, "
+               f"security {cfg.run.security}, deadline {cfg.run.deadline_s:g} s")
+    click.echo(f"{'role':<16} {'index':>5}  address")
+    for p in cfg.parties():
+        addr = p.address if not p.address.endswith(":0") else f"{p.address[:-2]}:(picked by run)"
+        click.echo(f"{p.role:<16} {p.index:>5}  {addr}")
+
+
+if __name__ == "__main__":
+    main()

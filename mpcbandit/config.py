@@ -1,0 +1,385 @@
+"""Experiment configs: TOML (tomllib) read into typed, validated, frozen dataclasses.
+
+Every check runs before any process starts and fails with a ConfigError naming the key path.
+A section is a dataclass; constraints sit in field metadata (``min``, ``max``, ``choices``)
+and cross-field rules in an optional ``validate(self, path)`` method.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mpcbandit.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "RunSection",
+    "NetworkSection",
+    "NetSpec",
+    "Party",
+    "load_config",
+    "parse_config",
+    "apply_overrides",
+    "parse_override",
+    "build_section",
+    "spec",
+    "NET_PRESETS",
+]
+
+PROTOCOL_MODULES = {
+    "demo": "mpcbandit.protocols.demo",
+}
+
+#: one-way delay (s) and bandwidth (bytes/s) of the named network presets
+NET_PRESETS: dict[str, tuple[float, float | None]] = {
+    "none": (0.0, None),
+    "lan": (0.25e-3, 1e9 / 8),
+    "wan": (20e-3, 100e6 / 8),
+}
+
+
+def spec(default: Any = dataclasses.MISSING, *, doc: str = "", **rules: Any) -> Any:
+    """A config field with a default and validation rules (min, max, choices)."""
+    kw: dict[str, Any] = {"metadata": {"doc": doc, **rules}}
+    if isinstance(default, (list, dict)):
+        kw["default_factory"] = lambda d=default: type(d)(d)
+    elif default is not dataclasses.MISSING:
+        kw["default"] = default
+    return field(**kw)
+
+
+# ---------------------------------------------------------------- generic section builder
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin is list:
+        return f"list of {_type_name(typing.get_args(tp)[0])}"
+    if origin is dict:
+        return f"table of {_type_name(typing.get_args(tp)[1])}"
+    if tp is type(None):
+        return "nothing"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _check_type(value: Any, tp: Any, path: str) -> Any:
+    """Return value coerced to tp (int -> float only) or raise ConfigError."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        for alt in typing.get_args(tp):
+            try:
+                return _check_type(value, alt, path)
+            except ConfigError:
+                continue
+        raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+        (item,) = typing.get_args(tp)
+        return [_check_type(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+        _, item = typing.get_args(tp)
+        return {k: _check_type(v, item, f"{path}.{k}") for k, v in value.items()}
+    if tp is Any:
+        return value
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp is int and isinstance(value, bool):
+        raise ConfigError(path, f"expected int, got bool {value!r}")
+    if isinstance(tp, type) and isinstance(value, tp):
+        return value
+    raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+
+
+def _check_rules(value: Any, rules: dict, path: str) -> None:
+    if "choices" in rules and value not in rules["choices"]:
+        choices = ", ".join(repr(c) for c in rules["choices"])
+        raise ConfigError(path, f"{value!r} is not one of {choices}")
+    if "min" in rules and value < rules["min"]:
+        raise ConfigError(path, f"{value!r} is below the minimum {rules['min']!r}")
+    if "max" in rules and value > rules["max"]:
+        raise ConfigError(path, f"{value!r} is above the maximum {rules['max']!r}")
+
+
+def build_section(cls: type, data: Any, path: str) -> Any:
+    """Build dataclass cls from a TOML table, checking keys, types and rules under path."""
+    if not isinstance(data, dict):
+        raise ConfigError(path, f"expected a table, got {type(data).__name__} {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        allowed = ", ".join(sorted(fields))
+        raise ConfigError(f"{path}.{unknown[0]}" if path else unknown[0],
+                          f"unknown key (allowed here: {allowed})")
+    values = {}
+    for name, f in fields.items():
+        key = f"{path}.{name}" if path else name
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ConfigError(key, "missing key")
+            continue
+        tp = hints[name]
+        if dataclasses.is_dataclass(tp):
+            values[name] = build_section(tp, data[name], key)
+            continue
+        value = _check_type(data[name], tp, key)
+        _check_rules(value, f.metadata, key)
+        values[name] = value
+    obj = cls(**values)
+    validate = getattr(obj, "validate", None)
+    if validate is not None:
+        validate(path)
+    return obj
+
+
+# ---------------------------------------------------------------- runtime sections
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """An emulated network: one-way delay in seconds and bandwidth in bytes/s (None: unlimited)."""
+
+    name: str
+    one_way_s: float
+    bytes_per_s: float | None
+
+    @property
+    def rtt_s(self) -> float:
+        return 2 * self.one_way_s
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """How parties run: deadlines, emulated network, channel security, message cap."""
+
+    deadline_s: float = spec(30.0, min=0.05, doc="every receive waits at most this long")
+    startup_s: float = spec(60.0, min=0.05, doc="how long a party waits for its peers' hello")
+    net: str | dict[str, float] = spec("none", doc="none | lan | wan | {one_way_ms, mbit_s}")
+    security: str = spec("none", choices=("none", "curve"))
+    keys_dir: str = spec("", doc="directory of CURVE keys (security = 'curve')")
+    max_message_mb: float = spec(256.0, min=0.001, max=2048.0)
+
+    def validate(self, path: str) -> None:
+        self.net_spec(path)
+
+    def net_spec(self, path: str = "run") -> NetSpec:
+        """The emulated network this section names."""
+        key = f"{path}.net"
+        if isinstance(self.net, str):
+            if self.net not in NET_PRESETS:
+                raise ConfigError(key, f"{self.net!r} is not one of none, lan, wan or a table "
+                                       "{one_way_ms = ..., mbit_s = ...}")
+            one_way, bw = NET_PRESETS[self.net]
+            return NetSpec(self.net, one_way, bw)
+        extra = set(self.net) - {"one_way_ms", "mbit_s"}
+        if extra:
+            raise ConfigError(f"{key}.{sorted(extra)[0]}", "unknown key (allowed: one_way_ms, mbit_s)")
+        if "one_way_ms" not in self.net:
+            raise ConfigError(f"{key}.one_way_ms", "missing key")
+        one_way_ms = self.net["one_way_ms"]
+        mbit = self.net.get("mbit_s")
+        if one_way_ms < 0:
+            raise ConfigError(f"{key}.one_way_ms", f"{one_way_ms!r} must be >= 0")
+        if mbit is not None and mbit <= 0:
+            raise ConfigError(f"{key}.mbit_s", f"{mbit!r} must be > 0")
+        name = f"{one_way_ms:g}ms" + (f"/{mbit:g}Mbit" if mbit else "")
+        return NetSpec(name, one_way_ms / 1e3, mbit * 1e6 / 8 if mbit else None)
+
+    @property
+    def max_message_bytes(self) -> int:
+        return int(self.max_message_mb * 2**20)
+
+
+@dataclass(frozen=True)
+class NetworkSection:
+    """Where parties listen: a host and consecutive ports, or one address per party."""
+
+    host: str = spec("127.0.0.1")
+    base_port: int = spec(0, min=0, max=65535, doc="0: `run` picks free ports")
+    bind: str = spec("address", choices=("address", "any"),
+                     doc="bind the party's own address, or all interfaces (containers)")
+    addresses: dict[str, str] = spec({}, doc="party name -> tcp://host:port, overrides host/base_port")
+
+
+@dataclass(frozen=True)
+class Party:
+    """One process of an experiment."""
+
+    role: str
+    index: int
+    address: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}.{self.index}"
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated experiment: protocol, seed, runtime sections and the protocol's own section."""
+
+    protocol: str
+    seed: int
+    run: RunSection
+    network: NetworkSection
+    section: Any
+    raw: dict
+    source: str
+
+    @property
+    def net(self) -> NetSpec:
+        return self.run.net_spec()
+
+    def parties(self) -> list[Party]:
+        """The party table: every process of this experiment with its address."""
+        from mpcbandit.protocols import get_protocol
+
+        roles = get_protocol(self.protocol).roles(self.section)
+        return _assign_addresses(roles, self.network)
+
+    def party(self, role: str, index: int) -> Party:
+        """The party with this role and index, or a ConfigError listing the valid ones."""
+        for p in self.parties():
+            if p.role == role and p.index == index:
+                return p
+        names = ", ".join(p.name for p in self.parties())
+        raise ConfigError("--role/--index", f"no party {role}.{index} in this config (parties: {names})")
+
+
+def _parse_tcp(addr: str, key: str) -> tuple[str, int]:
+    if not addr.startswith("tcp://"):
+        raise ConfigError(key, f"{addr!r} is not a tcp://host:port address")
+    host, sep, port = addr[len("tcp://"):].rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(key, f"{addr!r} is not a tcp://host:port address")
+    if not 1 <= int(port) <= 65535:
+        raise ConfigError(key, f"port {port} out of range 1..65535")
+    return host, int(port)
+
+
+def _assign_addresses(roles: list[tuple[str, int]], net: NetworkSection) -> list[Party]:
+    names = [f"{r}.{i}" for r, i in roles]
+    for name in net.addresses:
+        if name not in names:
+            raise ConfigError(f"network.addresses.{name}",
+                              f"no such party (parties: {', '.join(names)})")
+    parties, seen = [], {}
+    for k, (role, index) in enumerate(roles):
+        name = f"{role}.{index}"
+        if name in net.addresses:
+            key = f"network.addresses.{name}"
+            addr = net.addresses[name]
+        else:
+            key = "network.base_port"
+            port = net.base_port + k if net.base_port else 0
+            if port > 65535:
+                raise ConfigError(key, f"{net.base_port} + {len(roles)} parties runs past port 65535")
+            addr = f"tcp://{net.host}:{port}"
+        if addr.endswith(":0"):  # port chosen at launch; nothing to check yet
+            parties.append(Party(role, index, addr))
+            continue
+        host, port = _parse_tcp(addr, key)
+        if (host, port) in seen:
+            raise ConfigError(key, f"duplicate address {addr}: used by {seen[(host, port)]} and {name}")
+        seen[(host, port)] = name
+        parties.append(Party(role, index, addr))
+    return parties
+
+
+# ---------------------------------------------------------------- loading and overrides
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """Parse KEY=VALUE: VALUE is a TOML literal, or a bare word read as a string."""
+    key, sep, text = item.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(key or item, f"--set expects KEY=VALUE with a dotted key, got {item!r}")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return key, value
+
+
+def apply_overrides(raw: dict, overrides: list[tuple[str, Any]]) -> dict:
+    """Return a copy of raw with each dotted key set to its value."""
+    out = _deepcopy(raw)
+    for key, value in overrides:
+        node = out
+        parts = key.split(".")
+        for i, part in enumerate(parts[:-1]):
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(".".join(parts[: i + 1]), "is a value, not a table: cannot set "
+                                  f"{key}")
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def _deepcopy(d: Any) -> Any:
+    if isinstance(d, dict):
+        return {k: _deepcopy(v) for k, v in d.items()}
+    if isinstance(d, list):
+        return [_deepcopy(v) for v in d]
+    return d
+
+
+def parse_config(raw: dict, source: str = "<config>") -> Config:
+    """Validate a config table (file contents plus overrides) into a Config."""
+    from mpcbandit.protocols import get_protocol
+
+    if "protocol" not in raw:
+        raise ConfigError("protocol", "missing key")
+    name = raw["protocol"]
+    if not isinstance(name, str) or name not in PROTOCOL_MODULES:
+        raise ConfigError("protocol", f"{name!r} is not one of {', '.join(sorted(PROTOCOL_MODULES))}")
+    allowed = {"protocol", "seed", "run", "network", name}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise ConfigError(unknown[0], f"unknown key (allowed at top level: {', '.join(sorted(allowed))})")
+    seed = _check_type(raw.get("seed", 0), int, "seed")
+    _check_rules(seed, {"min": 0, "max": 2**63 - 1}, "seed")
+    proto = get_protocol(name)
+    cfg = Config(
+        protocol=name,
+        seed=seed,
+        run=build_section(RunSection, raw.get("run", {}), "run"),
+        network=build_section(NetworkSection, raw.get("network", {}), "network"),
+        section=build_section(proto.section, raw.get(name, {}), name),
+        raw=raw,
+        source=source,
+    )
+    cfg.parties()  # validates addresses and the party table
+    return cfg
+
+
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """Read a TOML config file, apply --set overrides, validate."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(str(path), "config file not found") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(str(path), f"not valid TOML: {e}") from None
+    raw = apply_overrides(raw, [parse_override(o) for o in overrides])
+    return parse_config(raw, str(path))
+
+
+def import_protocol_module(name: str):
+    """Import the module that implements protocol name."""
+    return importlib.import_module(PROTOCOL_MODULES[name])

@@ -1,0 +1,45 @@
+"""Exceptions shared by every layer; each names what failed and where."""
+
+__all__ = ["MpcBanditError", "ConfigError", "ProtocolError", "PeerTimeout", "PartyFailed"]
+
+
+class MpcBanditError(Exception):
+    """Base class of every error mpcbandit raises on purpose."""
+
+
+class ConfigError(MpcBanditError):
+    """A config value is missing, unknown, of the wrong type or impossible; names the key path."""
+
+    def __init__(self, key: str, reason: str):
+        self.key = key
+        self.reason = reason
+        super().__init__(f"config key '{key}': {reason}")
+
+
+class ProtocolError(MpcBanditError):
+    """A message broke the wire protocol; names the peer and the message tag."""
+
+    def __init__(self, peer: str, tag: str, reason: str):
+        self.peer = peer
+        self.tag = tag
+        self.reason = reason
+        super().__init__(f"protocol error from peer '{peer}' (tag '{tag}'): {reason}")
+
+
+class PeerTimeout(MpcBanditError):
+    """A peer stayed silent past the deadline; names the peer and the awaited tag."""
+
+    def __init__(self, peer: str, tag: str, deadline_s: float):
+        self.peer = peer
+        self.tag = tag
+        self.deadline_s = deadline_s
+        super().__init__(f"no message from peer '{peer}' with tag '{tag}' within {deadline_s:g} s")
+
+
+class PartyFailed(MpcBanditError):
+    """A party process of a local run failed; names the party and its error."""
+
+    def __init__(self, party: str, reason: str):
+        self.party = party
+        self.reason = reason
+        super().__init__(f"party '{party}' failed: {reason}")

@@ -1,0 +1,204 @@
+"""Local launcher: every party of a config as its own OS process on this host.
+
+Validates the config before anything starts, picks free ports when none are configured,
+watches the children, shows progress, and on the first failure stops the rest, names the
+failed party and its error, and leaves no child behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mpcbandit.config import Config, load_config
+from mpcbandit.errors import PartyFailed
+from mpcbandit.protocols import get_protocol
+from mpcbandit.results import build_summary, format_summary, write_summary
+
+__all__ = ["run_local", "run_plaintext", "pick_base_port", "project_root"]
+
+_POLL_S = 0.05
+_KILL_GRACE_S = 1.0
+
+
+def project_root() -> Path:
+    """Directory holding the mpcbandit, parties and dealer packages (put on children's path)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
+    """A port p such that p .. p+count-1 can all be bound on host right now."""
+    rng = secrets.SystemRandom()
+    for _ in range(attempts):
+        base = rng.randrange(20000, 60000 - count)
+        socks = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                socks.append(s)
+                s.bind((host, port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise OSError(f"no {count} consecutive free ports on {host}")
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL if the launcher dies, so no party outlives it."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def run_plaintext(cfg: Config, out_dir: Path, echo=print) -> dict:
+    """The protocol's non-private reference, written as a summary of the same shape."""
+    t0 = time.perf_counter()
+    fields = get_protocol(cfg.protocol).plaintext(cfg)
+    wall = time.perf_counter() - t0
+    party = {"role": "plaintext", "index": 0, "pid": os.getpid(), "host": socket.gethostname(),
+             "rounds": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
+             "compute_s": wall, "wait_s": 0.0, "by_op": {}, "protocol_wall_s": wall}
+    summary = build_summary(cfg, fields, [party], wall, plaintext=True)
+    path = write_summary(out_dir, summary)
+    echo(format_summary(summary) + f"\nsummary: {path}")
+    return summary
+
+
+def _failure_reason(result_file: Path, log_file: Path, returncode: int) -> str:
+    if result_file.exists():
+        try:
+            err = json.loads(result_file.read_text()).get("error")
+            if err:
+                return err
+        except json.JSONDecodeError:
+            pass
+    if returncode < 0:
+        return f"killed by signal {signal.Signals(-returncode).name}"
+    tail = [ln for ln in log_file.read_text(errors="replace").splitlines() if ln.strip()][-3:]
+    return f"exit code {returncode}" + (": " + " | ".join(tail) if tail else "")
+
+
+def _stop_all(procs: dict[str, subprocess.Popen]) -> None:
+    for p in procs.values():
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL if _is_stopped(p.pid) else signal.SIGTERM)
+    end = time.monotonic() + _KILL_GRACE_S
+    for p in procs.values():
+        try:
+            p.wait(max(0.0, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _is_stopped(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] == "T"
+    except (OSError, IndexError):
+        return False
+
+
+class _Progress:
+    """Prints iterations and rounds so far: in place on a terminal, every 10 s otherwise."""
+
+    def __init__(self, paths: list[Path], echo):
+        self.paths, self.echo = paths, echo
+        self.tty = sys.stdout.isatty()
+        self.last = 0.0
+
+    def show(self, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self.last < (0.5 if self.tty else 10.0):
+            return
+        self.last = now
+        its, total, rounds = [], 0, 0
+        for p in self.paths:
+            try:
+                i, t, r = (int(v) for v in p.read_text().split())
+            except (OSError, ValueError):
+                continue
+            its.append(i)
+            total, rounds = max(total, t), max(rounds, r)
+        if not its:
+            return
+        line = f"[mpcbandit] iteration {min(its)}/{total or '?'}, rounds so far {rounds}"
+        if self.tty:
+            sys.stdout.write("\r" + line + ("\n" if final else ""))
+            sys.stdout.flush()
+        elif not final:
+            self.echo(line)
+
+
+def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
+              plaintext: bool = False, echo=print) -> dict:
+    """Run every party of the config as a local process; return the summary."""
+    overrides = list(overrides)
+    cfg = load_config(config_path, overrides)  # every config error surfaces here, before spawning
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if plaintext:
+        return run_plaintext(cfg, out_dir, echo)
+    parties = cfg.parties()
+    if any(p.address.endswith(":0") for p in parties):
+        overrides.append(f"network.base_port={pick_base_port(cfg.network.host, len(parties))}")
+        cfg = load_config(config_path, overrides)
+        parties = cfg.parties()
+    session = secrets.token_hex(8)
+    for sub in ("parties", "logs", "progress"):
+        (out_dir / sub).mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONUNBUFFERED="1",
+               PYTHONPATH=os.pathsep.join([str(project_root()), os.environ.get("PYTHONPATH", "")]))
+    procs: dict[str, subprocess.Popen] = {}
+    files = {}
+    t0 = time.perf_counter()
+    try:
+        for p in parties:
+            result = out_dir / "parties" / f"{p.name}.json"
+            log = out_dir / "logs" / f"{p.name}.log"
+            progress = out_dir / "progress" / p.name
+            for f in (result, progress):
+                f.unlink(missing_ok=True)
+            cmd = [sys.executable, "-m", "mpcbandit", "party", str(config_path),
+                   "--role", p.role, "--index", str(p.index), "--session", session,
+                   "--result", str(result), "--progress", str(progress)]
+            for o in overrides:
+                cmd += ["--set", o]
+            with open(log, "wb") as logf:
+                procs[p.name] = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
+                                                 stdin=subprocess.DEVNULL, env=env,
+                                                 preexec_fn=_die_with_parent)
+            files[p.name] = (result, log)
+        progress = _Progress([out_dir / "progress" / p.name for p in parties], echo)
+        while True:
+            failed = [(n, p.returncode) for n, p in procs.items()
+                      if p.poll() is not None and p.returncode != 0]
+            if failed:
+                name, rc = failed[0]
+                _stop_all(procs)
+                raise PartyFailed(name, f"(pid {procs[name].pid}) "
+                                  + _failure_reason(*files[name], rc))
+            if all(p.returncode == 0 for p in procs.values()):
+                break
+            progress.show()
+            time.sleep(_POLL_S)
+        progress.show(final=True)
+    except BaseException:
+        _stop_all(procs)
+        raise
+    wall = time.perf_counter() - t0
+    results = [json.loads(files[p.name][0].read_text()) for p in parties]
+    fields = get_protocol(cfg.protocol).summarize(cfg, results)
+    summary = build_summary(cfg, fields, results, wall)
+    path = write_summary(out_dir, summary)
+    echo(format_summary(summary) + f"\nsummary: {path}")
+    return summary

@@ -1,0 +1,1 @@
+"""Secret-sharing engine over Z/2^64 (see DESIGN.md §4)."""

@@ -1,0 +1,38 @@
+"""Cryptographic PRG: AES-256 in counter mode, expanded into ring elements or bytes.
+
+Everything a party must not be able to predict (shares, masks, dealer material) comes from
+here, never from numpy's generators.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+__all__ = ["Prg", "SEED_BYTES"]
+
+SEED_BYTES = 32
+
+
+class Prg:
+    """AES-256-CTR keystream from a 32-byte seed; fresh random seed when none is given."""
+
+    def __init__(self, seed: bytes | None = None):
+        self.seed = os.urandom(SEED_BYTES) if seed is None else bytes(seed)
+        if len(self.seed) != SEED_BYTES:
+            raise ValueError(f"PRG seed must be {SEED_BYTES} bytes, got {len(self.seed)}")
+        self._enc = Cipher(algorithms.AES(self.seed), modes.CTR(b"\0" * 16)).encryptor()
+        self.position = 0  # bytes drawn so far
+
+    def bytes(self, n: int) -> bytes:
+        """The next n keystream bytes."""
+        self.position += n
+        return self._enc.update(b"\0" * n)
+
+    def ring(self, shape: int | tuple[int, ...]) -> np.ndarray:
+        """Uniform elements of Z/2^64 as a uint64 array."""
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        return np.frombuffer(self.bytes(8 * n), dtype="<u8").reshape(shape).copy()

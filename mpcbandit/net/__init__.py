@@ -1,0 +1,1 @@
+"""The only code that touches the network: codec, links, channel, accounting."""

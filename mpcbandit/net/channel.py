@@ -1,0 +1,200 @@
+"""A party's view of the network: ``exchange`` rounds over a link, with tags, deadlines,
+buffering, latency emulation and accounting.
+
+A *link* moves frames between named parties (ZeroMQ or in-process queues); the channel knows
+nothing of shares or protocols. Tags are ``label#n`` where n counts the messages with that
+label on that directed link, so every party derives the same tag without coordination.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any, Iterable, Mapping, Protocol
+
+from mpcbandit.config import NetSpec
+from mpcbandit.errors import PeerTimeout, ProtocolError
+from mpcbandit.net.codec import Envelope, decode, encode, frames_nbytes
+from mpcbandit.net.stats import RoundStats
+
+__all__ = ["Link", "Channel", "MAX_BUFFERED"]
+
+#: messages a peer may have waiting in our buffer before it is treated as flooding
+MAX_BUFFERED = 100_000
+
+
+class Link(Protocol):
+    """Moves frames between parties; ``poll`` names the authenticated sender."""
+
+    def send(self, peer: str, tag: bytes, frames: list) -> None: ...
+
+    def poll(self, timeout_s: float) -> tuple[str, bytes, list] | None: ...
+
+    def close(self) -> None: ...
+
+
+class Channel:
+    """Rounds of messages between one party and its peers."""
+
+    def __init__(self, me: str, peers: Iterable[str], link: Link, *, session: str,
+                 deadline_s: float, max_bytes: int, net: NetSpec | None = None):
+        self.me = me
+        self.peers = frozenset(peers)
+        self.link = link
+        self.session = session
+        self.deadline_s = deadline_s
+        self.max_bytes = max_bytes
+        self.stats = RoundStats()
+        self._one_way = net.one_way_s if net else 0.0
+        self._bw = net.bytes_per_s if net else None
+        self._link_free: dict[str, float] = defaultdict(float)
+        self._seq_out: dict[str, int] = defaultdict(int)
+        self._seq_in: dict[str, int] = defaultdict(lambda: -1)
+        self._count_out: dict[tuple[str, str], int] = defaultdict(int)
+        self._count_in: dict[tuple[str, str], int] = defaultdict(int)
+        self._buffer: dict[tuple[str, str], tuple[float, Any]] = {}
+        self._buffered: dict[str, int] = defaultdict(int)
+        self._idle_since = time.perf_counter()
+        self.duplicates_dropped = 0
+
+    # ------------------------------------------------------------ public API
+
+    def exchange(self, label: str, send: Mapping[str, Any] | None = None,
+                 recv: Iterable[str] = ()) -> dict[str, Any]:
+        """One round: send each peer its message, then receive one message from each in recv."""
+        t0 = time.perf_counter()
+        st = self.stats.op(label)
+        if send:
+            for peer, body in send.items():
+                st.bytes_sent += self._send(label, peer, body)
+                st.messages += 1
+        t1 = time.perf_counter()
+        out = {}
+        for peer in recv:
+            out[peer], nbytes = self._receive(label, peer)
+            st.bytes_received += nbytes
+        t2 = time.perf_counter()
+        st.rounds += 1
+        st.compute_s += t1 - self._idle_since
+        st.wait_s += t2 - t1
+        self._idle_since = t2
+        return out
+
+    def send(self, label: str, peer: str, body: Any) -> None:
+        """A round that only sends body to peer."""
+        self.exchange(label, send={peer: body})
+
+    def recv(self, label: str, peer: str) -> Any:
+        """A round that only receives from peer."""
+        return self.exchange(label, recv=(peer,))[peer]
+
+    def receive_any(self, label: str, senders: Iterable[str]) -> tuple[str, Any]:
+        """One round: the next label message from whichever of senders delivers first."""
+        senders = list(senders)
+        t1 = time.perf_counter()
+        st = self.stats.op(label)
+        deadline = t1 + self.deadline_s
+        while True:
+            for peer in senders:
+                key = (peer, self._tag(label, peer, self._count_in))
+                if key in self._buffer:
+                    body, nbytes = self._take(label, peer)
+                    t2 = time.perf_counter()
+                    st.rounds += 1
+                    st.bytes_received += nbytes
+                    st.compute_s += t1 - self._idle_since
+                    st.wait_s += t2 - t1
+                    self._idle_since = t2
+                    return peer, body
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise PeerTimeout(" or ".join(senders), f"{label}#*", self.deadline_s)
+            self._pump(remaining)
+
+    def start_clock(self) -> None:
+        """Count compute time from now (set-up before the protocol is not the protocol's)."""
+        self._idle_since = time.perf_counter()
+
+    def close(self) -> None:
+        """Flush what is queued (bounded) and release the link."""
+        self.link.close()
+
+    # ------------------------------------------------------------ internals
+
+    @staticmethod
+    def _tag(label: str, peer: str, counts: dict) -> str:
+        return f"{label}#{counts[(peer, label)]}"
+
+    def _send(self, label: str, peer: str, body: Any) -> int:
+        if peer not in self.peers:
+            raise ValueError(f"{self.me} has no channel to '{peer}' (peers: {sorted(self.peers)})")
+        tag = self._tag(label, peer, self._count_out)
+        self._count_out[(peer, label)] += 1
+        seq = self._seq_out[peer]
+        self._seq_out[peer] = seq + 1
+        frames = encode(Envelope(session=self.session, seq=seq, sender=self.me, tag=tag, body=body))
+        tag_b = tag.encode()
+        self.link.send(peer, tag_b, frames)
+        return len(tag_b) + frames_nbytes(frames)
+
+    def _receive(self, label: str, peer: str) -> tuple[Any, int]:
+        tag = self._tag(label, peer, self._count_in)
+        deadline = time.perf_counter() + self.deadline_s
+        while (peer, tag) not in self._buffer:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise PeerTimeout(peer, tag, self.deadline_s)
+            self._pump(remaining)
+        return self._take(label, peer)
+
+    def _take(self, label: str, peer: str) -> tuple[Any, int]:
+        tag = self._tag(label, peer, self._count_in)
+        deliver_at, (body, nbytes) = self._buffer.pop((peer, tag))
+        self._count_in[(peer, label)] += 1
+        self._buffered[peer] -= 1
+        delay = deliver_at - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        return body, nbytes
+
+    def _pump(self, timeout_s: float) -> None:
+        """Wait up to timeout_s for one message and file it under (sender, tag)."""
+        got = self.link.poll(timeout_s)
+        if got is None:
+            return
+        arrived = time.perf_counter()
+        sender, tag_b, frames = got
+        try:
+            tag = tag_b.decode()
+        except UnicodeDecodeError:
+            raise ProtocolError(sender, repr(tag_b[:40]), "tag frame is not UTF-8") from None
+        if sender not in self.peers:
+            raise ProtocolError(sender, tag, f"unknown sender (peers of {self.me}: {sorted(self.peers)})")
+        env = decode(frames, sender, tag, self.max_bytes)
+        if env.session != self.session:
+            raise ProtocolError(sender, tag, f"message from session {env.session!r}, "
+                                             f"this run is {self.session!r}")
+        if env.sender != sender:
+            raise ProtocolError(sender, tag, f"envelope claims sender {env.sender!r}")
+        if env.tag != tag:
+            raise ProtocolError(sender, tag, f"envelope tag {env.tag!r} differs from frame tag")
+        if env.seq <= self._seq_in[sender]:
+            self.duplicates_dropped += 1  # replayed or duplicated: already delivered
+            return
+        self._seq_in[sender] = env.seq
+        if (sender, tag) in self._buffer:
+            raise ProtocolError(sender, tag, "second message with the same tag")
+        if self._buffered[sender] >= MAX_BUFFERED:
+            raise ProtocolError(sender, tag, f"more than {MAX_BUFFERED} unread messages")
+        nbytes = len(tag_b) + frames_nbytes(frames)
+        self._buffer[(sender, tag)] = (self._deliver_at(sender, arrived, nbytes), (env.body, nbytes))
+        self._buffered[sender] += 1
+
+    def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
+        """When an emulated network would hand this message over: serialisation then delay."""
+        if self._bw is None and self._one_way == 0.0:
+            return arrived
+        start = max(arrived, self._link_free[sender])
+        done = start + (nbytes / self._bw if self._bw else 0.0)
+        self._link_free[sender] = done
+        return done + self._one_way

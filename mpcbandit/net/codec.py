@@ -1,0 +1,194 @@
+"""Wire codec: msgpack envelopes with numpy arrays, never pickle.
+
+A message is the frames ``[envelope, *buffers]``; the envelope is the msgpack map
+``{v, session, seq, sender, tag, body}``. Inside ``body`` a numpy array is the map
+``{"__nd__": 1, "dtype", "shape", "bytes"}``; an array of at least ``OUT_OF_BAND_BYTES``
+carries ``"frame": k`` instead of ``"bytes"`` and travels as buffer frame k, so large arrays
+are sent without copying. Integers beyond 64 bits (Paillier ciphertexts) are
+``{"__bigint__": bytes}``. Decoding checks everything a peer could get wrong and raises
+ProtocolError naming the peer and the tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from mpcbandit.errors import ProtocolError
+
+__all__ = [
+    "VERSION",
+    "ALLOWED_DTYPES",
+    "OUT_OF_BAND_BYTES",
+    "Envelope",
+    "encode",
+    "decode",
+    "frames_nbytes",
+]
+
+VERSION = 1
+ALLOWED_DTYPES = frozenset(
+    np.dtype(t).str
+    for t in ("bool", "uint8", "int8", "uint16", "int16", "uint32", "int32",
+              "uint64", "int64", "float32", "float64")
+)
+OUT_OF_BAND_BYTES = 32 * 1024
+MAX_NDIM = 32
+_ENVELOPE_KEYS = frozenset(("v", "session", "seq", "sender", "tag", "body"))
+_INLINE_KEYS = frozenset(("__nd__", "dtype", "shape", "bytes"))
+_FRAME_KEYS = frozenset(("__nd__", "dtype", "shape", "frame"))
+_INT_RANGE = (-(2**63), 2**64 - 1)
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One message: protocol version, session id, per-link sequence number, sender, tag, body."""
+
+    session: str
+    seq: int
+    sender: str
+    tag: str
+    body: Any
+    v: int = VERSION
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def _bigint(value: int) -> dict:
+    return {"__bigint__": value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)}
+
+
+def _with_bigints(obj: Any) -> Any:
+    """Copy of obj with out-of-range ints wrapped (slow path, only after an OverflowError)."""
+    if isinstance(obj, bool) or obj is None:
+        return obj
+    if isinstance(obj, int):
+        return obj if _INT_RANGE[0] <= obj <= _INT_RANGE[1] else _bigint(obj)
+    if isinstance(obj, dict):
+        return {k: _with_bigints(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_with_bigints(v) for v in obj]
+    return obj
+
+
+def encode(env: Envelope) -> list:
+    """Frames for env: the msgpack envelope, then one buffer per large array."""
+    buffers: list = []
+
+    def default(obj: Any) -> Any:
+        if isinstance(obj, np.ndarray):
+            dtype = obj.dtype.str
+            if dtype not in ALLOWED_DTYPES:
+                raise TypeError(f"array dtype {obj.dtype} is not allowed on the wire")
+            arr = np.ascontiguousarray(obj)
+            if arr.nbytes >= OUT_OF_BAND_BYTES:
+                buffers.append(memoryview(arr).cast("B"))
+                return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape),
+                        "frame": len(buffers) - 1}
+            return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape), "bytes": arr.tobytes()}
+        if isinstance(obj, np.generic):
+            return obj.item()
+        raise TypeError(f"cannot send a {type(obj).__name__} (allowed: None, bool, int, float, "
+                        "str, bytes, list, tuple, dict with str keys, numpy arrays)")
+
+    msg = {"v": env.v, "session": env.session, "seq": env.seq, "sender": env.sender,
+           "tag": env.tag, "body": env.body}
+    try:
+        head = msgpack.packb(msg, default=default, use_bin_type=True, strict_types=False)
+    except OverflowError:
+        buffers.clear()
+        msg["body"] = _with_bigints(env.body)
+        head = msgpack.packb(msg, default=default, use_bin_type=True)
+    return [head, *buffers]
+
+
+def frames_nbytes(frames: list) -> int:
+    """Bytes a list of frames occupies on the wire (payload only)."""
+    return sum(f.nbytes if isinstance(f, memoryview) else len(f) for f in frames)
+
+
+# ---------------------------------------------------------------- decoding
+
+
+class _Reject(Exception):
+    """A reason to reject a frame; turned into ProtocolError with peer and tag."""
+
+
+def _array(obj: dict, buffers: list, used: set, max_bytes: int) -> np.ndarray:
+    keys = obj.keys()
+    if keys != _INLINE_KEYS and keys != _FRAME_KEYS:
+        raise _Reject(f"array map has keys {sorted(keys)}")
+    dtype, shape = obj["dtype"], obj["shape"]
+    if not isinstance(dtype, str) or dtype not in ALLOWED_DTYPES:
+        raise _Reject(f"array dtype {dtype!r} is not allowed")
+    if (not isinstance(shape, list) or len(shape) > MAX_NDIM
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
+        raise _Reject(f"array shape {shape!r} is not a list of at most {MAX_NDIM} sizes")
+    dt = np.dtype(dtype)
+    count = 1
+    for n in shape:
+        count *= n
+    nbytes = count * dt.itemsize
+    if nbytes > max_bytes:
+        raise _Reject(f"array of {nbytes} bytes exceeds the cap of {max_bytes}")
+    if "bytes" in obj:
+        data = obj["bytes"]
+        if not isinstance(data, bytes):
+            raise _Reject("array bytes are not a bin")
+    else:
+        k = obj["frame"]
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < len(buffers) or k in used:
+            raise _Reject(f"array frame index {k!r} is invalid or reused")
+        used.add(k)
+        data = buffers[k]
+    if len(data) != nbytes:
+        raise _Reject(f"array shape {shape} x {dt.itemsize} bytes = {nbytes} "
+                      f"but {len(data)} bytes were sent")
+    return np.frombuffer(data, dtype=dt).reshape(shape).copy()
+
+
+def decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
+    """Decode the frames a peer sent under tag; any malformation raises ProtocolError."""
+    if not frames:
+        raise ProtocolError(peer, tag, "empty message")
+    head, buffers = frames[0], [memoryview(b) for b in frames[1:]]
+    total = len(head) + sum(len(b) for b in buffers)
+    if total > max_bytes:
+        raise ProtocolError(peer, tag, f"message of {total} bytes exceeds the cap of {max_bytes}")
+    used: set[int] = set()
+
+    def hook(obj: dict) -> Any:
+        if "__nd__" in obj:
+            return _array(obj, buffers, used, max_bytes)
+        if "__bigint__" in obj:
+            data = obj["__bigint__"]
+            if len(obj) != 1 or not isinstance(data, bytes):
+                raise _Reject("malformed big integer")
+            return int.from_bytes(data, "little", signed=True)
+        return obj
+
+    try:
+        msg = msgpack.unpackb(
+            head, raw=False, strict_map_key=True, max_ext_len=0, use_list=True,
+            object_hook=hook,
+        )
+    except _Reject as e:
+        raise ProtocolError(peer, tag, str(e)) from None
+    except (ValueError, TypeError, msgpack.UnpackException) as e:
+        raise ProtocolError(peer, tag, f"undecodable frame: {type(e).__name__}: {e}") from None
+    if not isinstance(msg, dict) or msg.keys() != _ENVELOPE_KEYS:
+        keys = sorted(msg) if isinstance(msg, dict) else type(msg).__name__
+        raise ProtocolError(peer, tag, f"not an envelope (got {keys})")
+    if msg["v"] != VERSION:
+        raise ProtocolError(peer, tag, f"wire version {msg['v']!r}, expected {VERSION}")
+    for key, typ in (("session", str), ("sender", str), ("tag", str), ("seq", int)):
+        if not isinstance(msg[key], typ) or isinstance(msg[key], bool):
+            raise ProtocolError(peer, tag, f"envelope field {key!r} is not a {typ.__name__}")
+    if len(used) != len(buffers):
+        raise ProtocolError(peer, tag, f"{len(buffers) - len(used)} buffer frame(s) not referenced")
+    return Envelope(session=msg["session"], seq=msg["seq"], sender=msg["sender"],
+                    tag=msg["tag"], body=msg["body"], v=msg["v"])

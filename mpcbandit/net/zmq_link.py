@@ -1,0 +1,104 @@
+"""ZeroMQ link: one ROUTER bound per party for everything it receives, one DEALER per peer
+(connected to that peer's ROUTER, routing id = our party name) for everything it sends.
+
+Sending through a DEALER queues messages until the peer is up, so nothing is dropped by a
+ROUTER that has not heard from its peer yet; the ROUTER still sets ROUTER_MANDATORY so a
+reply through it could never vanish silently. At start every party says hello to each peer
+and waits (bounded) for each peer's hello.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import zmq
+
+from mpcbandit.errors import PeerTimeout, ProtocolError
+
+__all__ = ["ZmqLink", "HELLO_TAG"]
+
+HELLO_TAG = b""
+_HELLO = b"hello"
+
+
+class ZmqLink:
+    """Frames between this party and its peers over ZeroMQ TCP."""
+
+    def __init__(self, me: str, bind_addr: str, peers: dict[str, str], *, max_bytes: int,
+                 linger_s: float = 2.0):
+        self.me = me
+        self.peers = dict(peers)
+        self._linger_ms = int(linger_s * 1000)
+        self._ctx = zmq.Context()
+        self._pending: deque = deque()
+        self.router = self._ctx.socket(zmq.ROUTER)
+        self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        self.router.setsockopt(zmq.LINGER, 0)
+        self.router.setsockopt(zmq.RCVHWM, 0)
+        # zmq drops an oversize message and the connection; leave headroom so frames just
+        # above our cap reach the codec and get a named ProtocolError instead
+        self.router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
+        try:
+            self.router.bind(bind_addr)
+        except zmq.ZMQError as e:
+            self._ctx.destroy(linger=0)
+            raise OSError(f"{me} cannot bind {bind_addr}: {e}") from None
+        self.dealers: dict[str, zmq.Socket] = {}
+        for peer, addr in self.peers.items():
+            d = self._ctx.socket(zmq.DEALER)
+            d.setsockopt(zmq.ROUTING_ID, me.encode())
+            d.setsockopt(zmq.LINGER, 0)
+            d.setsockopt(zmq.SNDHWM, 0)
+            d.connect(addr)
+            self.dealers[peer] = d
+
+    def hello(self, timeout_s: float) -> None:
+        """Greet every peer and wait until every peer has greeted us."""
+        for d in self.dealers.values():
+            d.send_multipart([HELLO_TAG, _HELLO])
+        waiting = set(self.peers)
+        deadline = time.monotonic() + timeout_s
+        while waiting:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not self.router.poll(int(remaining * 1000) + 1):
+                if time.monotonic() >= deadline:
+                    raise PeerTimeout(", ".join(sorted(waiting)), "hello", timeout_s)
+                continue
+            sender, tag, frames = self._recv()
+            if tag == HELLO_TAG:
+                waiting.discard(sender)
+            else:
+                self._pending.append((sender, tag, frames))
+
+    def send(self, peer: str, tag: bytes, frames: list) -> None:
+        """Queue [tag, *frames] for peer (never blocks: the send queue is unbounded)."""
+        self.dealers[peer].send_multipart([tag, *frames], copy=False)
+
+    def poll(self, timeout_s: float) -> tuple[str, bytes, list] | None:
+        """The next (sender, tag, frames) within timeout_s, or None."""
+        while True:
+            if self._pending:
+                return self._pending.popleft()
+            if not self.router.poll(max(0, int(timeout_s * 1000))):
+                return None
+            got = self._recv()
+            if got[1] != HELLO_TAG:  # a late or repeated hello carries nothing
+                return got
+            timeout_s = 0
+
+    def _recv(self) -> tuple[str, bytes, list]:
+        parts = self.router.recv_multipart(copy=False)
+        ident = parts[0].bytes
+        sender = ident.decode("utf-8", "replace")
+        if len(parts) < 3:
+            raise ProtocolError(sender, "?", f"multipart message of {len(parts) - 1} frames, "
+                                             "expected [tag, envelope, *buffers]")
+        return sender, parts[1].bytes, [parts[2].bytes, *(p.buffer for p in parts[3:])]
+
+    def close(self) -> None:
+        """Give queued messages a bounded time to leave, then release every socket."""
+        for d in self.dealers.values():
+            d.close(linger=self._linger_ms)
+        self.router.close(linger=0)
+        self._ctx.term()

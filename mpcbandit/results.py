@@ -1,0 +1,82 @@
+"""summary.json: one schema for every protocol (documented in docs/summary.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mpcbandit.config import NET_PRESETS, Config
+
+__all__ = ["PARTY_KEYS", "build_summary", "estimate_seconds", "format_summary", "write_summary"]
+
+PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "messages", "bytes_sent",
+              "bytes_received", "compute_s", "wait_s", "by_op")
+
+
+def estimate_seconds(compute_s: float, rounds: int, nbytes: int, net: str) -> float:
+    """Analytic time on a named network: compute + rounds x RTT + bytes / bandwidth."""
+    one_way, bw = NET_PRESETS[net]
+    return compute_s + rounds * 2 * one_way + (nbytes / bw if bw else 0.0)
+
+
+def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float, *,
+                  plaintext: bool = False) -> dict:
+    """The summary of a run: common keys, the protocol's fields, per-party accounting."""
+    iterations = int(fields.get("iterations", 1)) or 1
+    rounds_total = max((p["rounds"] for p in parties), default=0)
+    max_bytes = max((p["bytes_sent"] + p["bytes_received"] for p in parties), default=0)
+    compute = max((p["compute_s"] for p in parties), default=0.0)
+    net = cfg.net
+    summary: dict[str, Any] = {
+        "protocol": cfg.protocol,
+        "plaintext": plaintext,
+        "config": cfg.raw,
+        "seed": cfg.seed,
+        "wall_s": wall_s,
+        "protocol_wall_s": max((p.get("protocol_wall_s", 0.0) for p in parties), default=wall_s),
+        "iterations": iterations,
+        "arms": fields.get("arms"),
+        "rewards": fields.get("rewards"),
+        "cumulative_reward": fields.get("cumulative_reward"),
+        "rounds_total": rounds_total,
+        "rounds_per_iteration": rounds_total / iterations,
+        "bytes_per_iteration": max_bytes / iterations,
+        "net": {"name": net.name, "one_way_ms": net.one_way_s * 1e3,
+                "mbit_s": net.bytes_per_s * 8 / 1e6 if net.bytes_per_s else None},
+        "estimate_s": {n: estimate_seconds(compute, rounds_total, max_bytes, n)
+                       for n in ("lan", "wan")},
+        "parties": [{k: p[k] for k in PARTY_KEYS if k in p} | {"protocol_wall_s": p.get("protocol_wall_s")}
+                    for p in parties],
+    }
+    for k, v in fields.items():
+        summary.setdefault(k, v)
+    return summary
+
+
+def write_summary(out_dir: Path, summary: dict) -> Path:
+    """Write out_dir/summary.json and return its path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "summary.json"
+    path.write_text(json.dumps(summary, indent=1))
+    return path
+
+
+def _kb(n: float) -> str:
+    return f"{n / 1e3:.1f} KB" if n < 1e6 else f"{n / 1e6:.2f} MB"
+
+
+def format_summary(s: dict) -> str:
+    """A few human lines about a summary."""
+    kind = "plaintext reference" if s["plaintext"] else f"{len(s['parties'])} processes"
+    lines = [f"{s['protocol']}: {s['iterations']} iteration(s), seed {s['seed']}, {kind}, "
+             f"wall {s['wall_s']:.2f} s (protocol {s['protocol_wall_s']:.3f} s)"]
+    if s.get("cumulative_reward") is not None:
+        lines.append(f"cumulative reward: {s['cumulative_reward']:g}")
+    if not s["plaintext"]:
+        lines.append(f"rounds: {s['rounds_total']} ({s['rounds_per_iteration']:.1f} per iteration), "
+                     f"busiest party {_kb(s['bytes_per_iteration'])} per iteration, "
+                     f"net {s['net']['name']}")
+        est = s["estimate_s"]
+        lines.append(f"analytic estimate: lan {est['lan']:.3f} s, wan {est['wan']:.3f} s")
+    return "\n".join(lines)

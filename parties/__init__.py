@@ -1,0 +1,68 @@
+"""Role entry points: build a party's transport from the config, run its protocol part,
+write its result. No maths here."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+from mpcbandit.config import Config
+from mpcbandit.errors import ConfigError
+from mpcbandit.net.channel import Channel
+from mpcbandit.net.zmq_link import ZmqLink
+from mpcbandit.protocols import PartyContext, get_protocol
+
+__all__ = ["run_party", "write_json_atomic"]
+
+
+def write_json_atomic(path: Path, obj: dict) -> None:
+    """Write JSON so a reader never sees half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1))
+    tmp.replace(path)
+
+
+def _bind_address(cfg: Config, address: str, name: str) -> str:
+    port = address.rpartition(":")[2]
+    if port == "0":
+        raise ConfigError("network.base_port", f"party {name} has no port: set network.base_port "
+                          "or network.addresses (only `mpcbandit run` picks ports itself)")
+    return f"tcp://*:{port}" if cfg.network.bind == "any" else address
+
+
+def run_party(cfg: Config, role: str, index: int, *, session: str,
+              result_path: Path | None = None, progress_path: Path | None = None) -> dict:
+    """Run one party of cfg to completion and return (and optionally write) its result."""
+    proto = get_protocol(cfg.protocol)
+    me = cfg.party(role, index)
+    address_of = {p.name: p.address for p in cfg.parties()}
+    peer_names = proto.peers_of(cfg.section, role, index)
+    link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
+                   {p: address_of[p] for p in peer_names},
+                   max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s))
+    chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
+                   max_bytes=cfg.run.max_message_bytes, net=cfg.net)
+    try:
+        link.hello(cfg.run.startup_s)
+        ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
+                           out_dir=result_path.parent if result_path else None,
+                           progress_path=progress_path)
+        chan.start_clock()
+        t0 = time.perf_counter()
+        output = proto.run_role(ctx)
+        wall = time.perf_counter() - t0
+    finally:
+        chan.close()
+    total = chan.stats.total()
+    result = {
+        "role": role, "index": index, "name": me.name, "pid": os.getpid(),
+        "host": socket.gethostname(), "address": me.address,
+        **total.to_dict(), "protocol_wall_s": wall,
+        "by_op": chan.stats.to_dict(), "output": output,
+    }
+    if result_path is not None:
+        write_json_atomic(result_path, result)
+    return result
