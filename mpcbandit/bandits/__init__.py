@@ -1,0 +1,1 @@
+"""Plaintext reference bandit algorithms (numpy), used by protocols and tests."""
