@@ -292,8 +292,10 @@ def _assign_addresses(roles: list[tuple[str, int]], net: NetworkSection) -> list
             continue
         host, port = _parse_tcp(addr, key)
         if (host, port) in seen:
-            raise ConfigError(key, f"duplicate address {addr}: used by {seen[(host, port)]} and {name}")
-        seen[(host, port)] = name
+            other, other_key = seen[(host, port)]
+            blame = other_key if key == "network.base_port" else key
+            raise ConfigError(blame, f"duplicate address {addr}: used by {other} and {name}")
+        seen[(host, port)] = (name, key)
         parties.append(Party(role, index, addr))
     return parties
 

@@ -19,6 +19,7 @@ from mpcbandit.errors import PeerTimeout, ProtocolError
 __all__ = ["ZmqLink", "HELLO_TAG"]
 
 HELLO_TAG = b""
+_ZERO_COPY_BYTES = 64 * 1024
 _HELLO = b"hello"
 
 
@@ -32,6 +33,7 @@ class ZmqLink:
         self._linger_ms = int(linger_s * 1000)
         self._ctx = zmq.Context()
         self._pending: deque = deque()
+        self._rcvtimeo = -1
         self.router = self._ctx.socket(zmq.ROUTER)
         self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
         self.router.setsockopt(zmq.LINGER, 0)
@@ -61,40 +63,59 @@ class ZmqLink:
         deadline = time.monotonic() + timeout_s
         while waiting:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self.router.poll(int(remaining * 1000) + 1):
+            got = self._recv(remaining) if remaining > 0 else None
+            if got is None:
                 if time.monotonic() >= deadline:
                     raise PeerTimeout(", ".join(sorted(waiting)), "hello", timeout_s)
                 continue
-            sender, tag, frames = self._recv()
-            if tag == HELLO_TAG:
-                waiting.discard(sender)
+            if got[1] == HELLO_TAG:
+                waiting.discard(got[0])
             else:
-                self._pending.append((sender, tag, frames))
+                self._pending.append(got)
 
     def send(self, peer: str, tag: bytes, frames: list) -> None:
         """Queue [tag, *frames] for peer (never blocks: the send queue is unbounded)."""
-        self.dealers[peer].send_multipart([tag, *frames], copy=False)
+        sock = self.dealers[peer]
+        sock.send(tag, zmq.SNDMORE)
+        last = len(frames) - 1
+        for i, f in enumerate(frames):
+            # zero-copy pays off only for large buffers; small ones are cheaper copied
+            sock.send(f, zmq.SNDMORE if i < last else 0, copy=len(f) < _ZERO_COPY_BYTES)
 
     def poll(self, timeout_s: float) -> tuple[str, bytes, list] | None:
         """The next (sender, tag, frames) within timeout_s, or None."""
         while True:
             if self._pending:
                 return self._pending.popleft()
-            if not self.router.poll(max(0, int(timeout_s * 1000))):
+            got = self._recv(timeout_s)
+            if got is None:
                 return None
-            got = self._recv()
             if got[1] != HELLO_TAG:  # a late or repeated hello carries nothing
                 return got
             timeout_s = 0
 
-    def _recv(self) -> tuple[str, bytes, list]:
-        parts = self.router.recv_multipart(copy=False)
-        ident = parts[0].bytes
+    def _recv(self, timeout_s: float) -> tuple[str, bytes, list] | None:
+        # a blocking recv with a timeout wakes faster than poll() followed by recv()
+        ms = max(0, int(timeout_s * 1000))
+        if ms != self._rcvtimeo:
+            self.router.setsockopt(zmq.RCVTIMEO, ms)
+            self._rcvtimeo = ms
+        try:
+            ident = self.router.recv()
+        except zmq.Again:
+            return None
         sender = ident.decode("utf-8", "replace")
-        if len(parts) < 3:
-            raise ProtocolError(sender, "?", f"multipart message of {len(parts) - 1} frames, "
+        parts = []
+        while self.router.getsockopt(zmq.RCVMORE):
+            # first two frames (tag, envelope) are small: copy; buffers: zero-copy, writable
+            if len(parts) < 2:
+                parts.append(self.router.recv())
+            else:
+                parts.append(self.router.recv(copy=False).buffer)
+        if len(parts) < 2:
+            raise ProtocolError(sender, "?", f"multipart message of {len(parts)} frames, "
                                              "expected [tag, envelope, *buffers]")
-        return sender, parts[1].bytes, [parts[2].bytes, *(p.buffer for p in parts[3:])]
+        return sender, parts[0], parts[1:]
 
     def close(self) -> None:
         """Give queued messages a bounded time to leave, then release every socket."""
