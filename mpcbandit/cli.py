@@ -128,5 +128,23 @@ def check(config: Path, seed: int | None, net: str | None, sets: tuple[str, ...]
         click.echo(f"{p.role:<16} {p.index:>5}  {addr}")
 
 
+@main.command()
+@_config_arg
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Directory for the keys (one secret file per party, mode 0600) and roster.json.")
+@_set_opt
+def keys(config: Path, out_dir: Path, sets: tuple[str, ...]) -> None:
+    """Write a CURVE keypair per party of CONFIG and a roster of public keys."""
+    from mpcbandit.net.security import write_keys
+
+    try:
+        cfg = load_config(config, list(sets))
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+    roster = write_keys(out_dir, cfg.parties())
+    click.echo(f"wrote {len(cfg.parties())} keypairs and {roster}; give each party its own "
+               f"<name>.key_secret and everyone roster.json, then set run.keys_dir")
+
+
 if __name__ == "__main__":
     main()

@@ -167,8 +167,9 @@ class RunSection:
     deadline_s: float = spec(30.0, min=0.05, doc="every receive waits at most this long")
     startup_s: float = spec(60.0, min=0.05, doc="how long a party waits for its peers' hello")
     net: str | dict[str, float] = spec("none", doc="none | lan | wan | {one_way_ms, mbit_s}")
-    security: str = spec("none", choices=("none", "curve"))
-    keys_dir: str = spec("", doc="directory of CURVE keys (security = 'curve')")
+    security: str = spec("curve", choices=("none", "curve"),
+                         doc="CurveZMQ on every socket unless 'none' (local tests only)")
+    keys_dir: str = spec("", doc="CURVE keys from `mpcbandit keys`; `run` makes fresh ones if empty")
     max_message_mb: float = spec(256.0, min=0.001, max=2048.0)
 
     def validate(self, path: str) -> None:

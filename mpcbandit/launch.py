@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import PartyFailed
+from mpcbandit.net.security import write_keys
 from mpcbandit.protocols import get_protocol
 from mpcbandit.results import build_summary, format_summary, write_summary
 
@@ -153,6 +154,11 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
         overrides.append(f"network.base_port={pick_base_port(cfg.network.host, len(parties))}")
         cfg = load_config(config_path, overrides)
         parties = cfg.parties()
+    if cfg.run.security == "curve" and not cfg.run.keys_dir:
+        keys_dir = (out_dir / "keys").resolve()
+        write_keys(keys_dir, parties)  # fresh keys for this local run
+        overrides.append(f"run.keys_dir={json.dumps(str(keys_dir))}")
+        cfg = load_config(config_path, overrides)
     session = secrets.token_hex(8)
     for sub in ("parties", "logs", "progress"):
         (out_dir / sub).mkdir(exist_ok=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from mpcbandit.config import Config
 from mpcbandit.errors import ConfigError
 from mpcbandit.net.channel import Channel
+from mpcbandit.net.security import load_curve
 from mpcbandit.net.zmq_link import ZmqLink
 from mpcbandit.protocols import PartyContext, get_protocol
 
@@ -40,9 +41,11 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     me = cfg.party(role, index)
     address_of = {p.name: p.address for p in cfg.parties()}
     peer_names = proto.peers_of(cfg.section, role, index)
+    curve = load_curve(cfg.run.keys_dir, me.name, peer_names) if cfg.run.security == "curve" else None
     link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
                    {p: address_of[p] for p in peer_names},
-                   max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s))
+                   max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
+                   curve=curve)
     chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
                    max_bytes=cfg.run.max_message_bytes, net=cfg.net)
     try:

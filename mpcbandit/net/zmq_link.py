@@ -5,6 +5,10 @@ Sending through a DEALER queues messages until the peer is up, so nothing is dro
 ROUTER that has not heard from its peer yet; the ROUTER still sets ROUTER_MANDATORY so a
 reply through it could never vanish silently. At start every party says hello to each peer
 and waits (bounded) for each peer's hello.
+
+With CURVE (``curve`` given) the authenticator runs before anything binds, is checked to
+refuse an unknown key, and the sender of every message is the party whose key it proved
+(ZAP User-Id), never the routing id it declared.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections import deque
 import zmq
 
 from mpcbandit.errors import PeerTimeout, ProtocolError
+from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
 
 __all__ = ["ZmqLink", "HELLO_TAG"]
 
@@ -27,33 +32,53 @@ class ZmqLink:
     """Frames between this party and its peers over ZeroMQ TCP."""
 
     def __init__(self, me: str, bind_addr: str, peers: dict[str, str], *, max_bytes: int,
-                 linger_s: float = 2.0):
+                 linger_s: float = 2.0, curve: CurveSetup | None = None):
         self.me = me
         self.peers = dict(peers)
+        self.curve = curve
         self._linger_ms = int(linger_s * 1000)
         self._ctx = zmq.Context()
         self._pending: deque = deque()
         self._rcvtimeo = -1
-        self.router = self._ctx.socket(zmq.ROUTER)
-        self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        self.router.setsockopt(zmq.LINGER, 0)
-        self.router.setsockopt(zmq.RCVHWM, 0)
-        # zmq drops an oversize message and the connection; leave headroom so frames just
-        # above our cap reach the codec and get a named ProtocolError instead
-        self.router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
+        self.auth: PartyAuthenticator | None = None
         try:
-            self.router.bind(bind_addr)
-        except zmq.ZMQError as e:
-            self._ctx.destroy(linger=0)
-            raise OSError(f"{me} cannot bind {bind_addr}: {e}") from None
-        self.dealers: dict[str, zmq.Socket] = {}
-        for peer, addr in self.peers.items():
-            d = self._ctx.socket(zmq.DEALER)
-            d.setsockopt(zmq.ROUTING_ID, me.encode())
-            d.setsockopt(zmq.LINGER, 0)
-            d.setsockopt(zmq.SNDHWM, 0)
-            d.connect(addr)
-            self.dealers[peer] = d
+            if curve is not None:
+                self.auth = PartyAuthenticator(self._ctx, curve.roster, set(self.peers)).start_for()
+            self.router = self._socket(zmq.ROUTER)
+            self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            self.router.setsockopt(zmq.RCVHWM, 0)
+            # zmq drops an oversize message and the connection; leave headroom so frames just
+            # above our cap reach the codec and get a named ProtocolError instead
+            self.router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
+            if curve is not None:
+                self.router.curve_server = True
+            try:
+                self.router.bind(bind_addr)
+            except zmq.ZMQError as e:
+                raise OSError(f"{me} cannot bind {bind_addr}: {e}") from None
+            if curve is not None:
+                check_refuses_unknown_keys(self._ctx, bind_addr, curve.keypair.public)
+                self.auth.refused.clear()
+            self.dealers: dict[str, zmq.Socket] = {}
+            for peer, addr in self.peers.items():
+                d = self._socket(zmq.DEALER)
+                d.setsockopt(zmq.ROUTING_ID, me.encode())
+                d.setsockopt(zmq.SNDHWM, 0)
+                if curve is not None:
+                    d.curve_serverkey = curve.roster.keys[peer]
+                d.connect(addr)
+                self.dealers[peer] = d
+        except BaseException:
+            self._teardown(linger_ms=0)
+            raise
+
+    def _socket(self, kind: int) -> zmq.Socket:
+        sock = self._ctx.socket(kind)
+        sock.setsockopt(zmq.LINGER, 0)
+        if self.curve is not None:
+            sock.curve_publickey = self.curve.keypair.public
+            sock.curve_secretkey = self.curve.keypair.secret
+        return sock
 
     def hello(self, timeout_s: float) -> None:
         """Greet every peer and wait until every peer has greeted us."""
@@ -66,7 +91,11 @@ class ZmqLink:
             got = self._recv(remaining) if remaining > 0 else None
             if got is None:
                 if time.monotonic() >= deadline:
-                    raise PeerTimeout(", ".join(sorted(waiting)), "hello", timeout_s)
+                    err = PeerTimeout(", ".join(sorted(waiting)), "hello", timeout_s)
+                    if self.auth is not None and self.auth.refused:
+                        err.args = (f"{err}; refused connection(s) with unknown CURVE key(s) "
+                                    f"{', '.join(sorted(set(self.auth.refused)))}",)
+                    raise err
                 continue
             if got[1] == HELLO_TAG:
                 waiting.discard(got[0])
@@ -101,10 +130,17 @@ class ZmqLink:
             self.router.setsockopt(zmq.RCVTIMEO, ms)
             self._rcvtimeo = ms
         try:
-            ident = self.router.recv()
+            first = self.router.recv(copy=False)
         except zmq.Again:
             return None
-        sender = ident.decode("utf-8", "replace")
+        routing_id = first.bytes.decode("utf-8", "replace")
+        sender = routing_id
+        if self.curve is not None:
+            sender = first.get("User-Id")
+            if sender != routing_id:
+                self._drain()
+                raise ProtocolError(sender or "?", "?", f"declares routing id '{routing_id}' but "
+                                    f"its CURVE key belongs to '{sender or 'no party'}'")
         parts = []
         while self.router.getsockopt(zmq.RCVMORE):
             # first two frames (tag, envelope) are small: copy; buffers: zero-copy, writable
@@ -117,9 +153,19 @@ class ZmqLink:
                                              "expected [tag, envelope, *buffers]")
         return sender, parts[0], parts[1:]
 
+    def _drain(self) -> None:
+        while self.router.getsockopt(zmq.RCVMORE):
+            self.router.recv()
+
     def close(self) -> None:
         """Give queued messages a bounded time to leave, then release every socket."""
-        for d in self.dealers.values():
-            d.close(linger=self._linger_ms)
-        self.router.close(linger=0)
+        self._teardown(self._linger_ms)
+
+    def _teardown(self, linger_ms: int) -> None:
+        for d in getattr(self, "dealers", {}).values():
+            d.close(linger=linger_ms)
+        if hasattr(self, "router"):
+            self.router.close(linger=0)
+        if self.auth is not None:
+            self.auth.stop()
         self._ctx.term()
