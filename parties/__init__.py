@@ -35,7 +35,9 @@ def _bind_address(cfg: Config, address: str, name: str) -> str:
 
 
 def run_party(cfg: Config, role: str, index: int, *, session: str,
-              result_path: Path | None = None, progress_path: Path | None = None) -> dict:
+              result_path: Path | None = None, progress_path: Path | None = None,
+              checkpoint_dir: Path | None = None, checkpoint_every: int = 0,
+              resume_from: int | None = None) -> dict:
     """Run one party of cfg to completion and return (and optionally write) its result."""
     proto = get_protocol(cfg.protocol)
     me = cfg.party(role, index)
@@ -52,7 +54,8 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
         link.hello(cfg.run.startup_s)
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            out_dir=result_path.parent if result_path else None,
-                           progress_path=progress_path)
+                           progress_path=progress_path, checkpoint_dir=checkpoint_dir,
+                           checkpoint_every=checkpoint_every, resume_from=resume_from)
         chan.start_clock()
         t0 = time.perf_counter()
         output = proto.run_role(ctx)

@@ -27,6 +27,8 @@ __all__ = [
     "encode",
     "decode",
     "frames_nbytes",
+    "pack_value",
+    "unpack_value",
 ]
 
 VERSION = 1
@@ -61,7 +63,7 @@ def _bigint(value: int) -> dict:
     return {"__bigint__": value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)}
 
 
-def encode(env: Envelope) -> list:
+def encode(env: Envelope, out_of_band_bytes: float = OUT_OF_BAND_BYTES) -> list:
     """Frames for env: the msgpack envelope, then one buffer per large array."""
     buffers: list = []
 
@@ -71,7 +73,7 @@ def encode(env: Envelope) -> list:
             if dtype not in ALLOWED_DTYPES:
                 raise TypeError(f"array dtype {obj.dtype} is not allowed on the wire")
             arr = obj if obj.flags.c_contiguous else obj.copy(order="C")
-            if arr.nbytes >= OUT_OF_BAND_BYTES:
+            if arr.nbytes >= out_of_band_bytes:
                 buffers.append(memoryview(arr).cast("B"))
                 return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape),
                         "frame": len(buffers) - 1}
@@ -177,3 +179,14 @@ def decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
         raise ProtocolError(peer, tag, f"{len(buffers) - len(used)} buffer frame(s) not referenced")
     return Envelope(session=msg["session"], seq=msg["seq"], sender=msg["sender"],
                     tag=msg["tag"], body=msg["body"], v=msg["v"])
+
+
+def pack_value(obj: Any, label: str) -> bytes:
+    """obj as one self-contained msgpack blob (arrays inline), e.g. for a checkpoint file."""
+    return encode(Envelope(session="file", seq=0, sender="", tag=label, body=obj),
+                  out_of_band_bytes=float("inf"))[0]
+
+
+def unpack_value(data: bytes, label: str, max_bytes: int = 2**40) -> Any:
+    """Inverse of pack_value; a damaged blob raises ProtocolError naming label."""
+    return decode([data], "file", label, max_bytes).body

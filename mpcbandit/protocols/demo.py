@@ -51,14 +51,19 @@ def input_vector(seed: int, index: int, length: int, iteration: int = 0) -> np.n
     return rng.integers(0, 2**64, size=length, dtype=np.uint64)
 
 
+def chain(digest: bytes, total: np.ndarray) -> bytes:
+    """Running digest of every opened sum (resumable, unlike a hashlib object)."""
+    return hashlib.sha256(digest + total.tobytes()).digest()
+
+
 def run_role(ctx: PartyContext) -> dict:
     s: DemoSection = ctx.section
     computes = [f"{COMPUTE}.{j}" for j in range(s.computing)]
     inputs = [f"{INPUT}.{i}" for i in range(s.inputs)]
     prg = Prg()
-    digest = hashlib.sha256()
-    result = None
-    for t in range(s.iterations):
+    start, state = ctx.resume() or (0, {"digest": b"", "sum": []})
+    digest, result = state["digest"], state["sum"]
+    for t in range(start, s.iterations):
         if ctx.role == INPUT:
             x = input_vector(ctx.config.seed, ctx.index, s.length, t)
             ctx.chan.exchange("share", send=dict(zip(computes, share(x, s.computing, prg))))
@@ -68,23 +73,24 @@ def run_role(ctx: PartyContext) -> dict:
             ctx.chan.exchange("open_to", send={f"{OUTPUT}.0": total})
         else:
             got = ctx.chan.exchange("open_to", recv=computes)
-            result = reconstruct([got[p] for p in computes])
-            digest.update(result.tobytes())
+            total = reconstruct([got[p] for p in computes])
+            digest, result = chain(digest, total), [int(v) for v in total]
+        ctx.checkpoint(t + 1, {"digest": digest, "sum": result})
         ctx.progress(t + 1, s.iterations)
     if ctx.role != OUTPUT:
         return {}
-    return {"sum": [int(v) for v in result], "digest": digest.hexdigest()}
+    return {"sum": result, "digest": digest.hex()}
 
 
 def plaintext(cfg: Config) -> dict:
     s: DemoSection = cfg.section
-    digest = hashlib.sha256()
+    digest = b""
     for t in range(s.iterations):
         total = np.zeros(s.length, dtype=np.uint64)
         for i in range(s.inputs):
             total += input_vector(cfg.seed, i, s.length, t)
-        digest.update(total.tobytes())
-    return {"iterations": s.iterations, "sum": [int(v) for v in total], "digest": digest.hexdigest()}
+        digest = chain(digest, total)
+    return {"iterations": s.iterations, "sum": [int(v) for v in total], "digest": digest.hex()}
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
