@@ -207,7 +207,8 @@ class RunSection:
 class NetworkSection:
     """Where parties listen: a host and consecutive ports, or one address per party."""
 
-    host: str = spec("127.0.0.1")
+    host: str = spec("127.0.0.1", doc="host of every party, or a template such as "
+                                       "'{role}-{index}' (one host per party: compose services)")
     base_port: int = spec(0, min=0, max=65535, doc="0: `run` picks free ports")
     bind: str = spec("address", choices=("address", "any"),
                      doc="bind the party's own address, or all interfaces (containers)")
@@ -287,7 +288,12 @@ def _assign_addresses(roles: list[tuple[str, int]], net: NetworkSection) -> list
             port = net.base_port + k if net.base_port else 0
             if port > 65535:
                 raise ConfigError(key, f"{net.base_port} + {len(roles)} parties runs past port 65535")
-            addr = f"tcp://{net.host}:{port}"
+            try:
+                host = net.host.format(role=role, index=index)
+            except (KeyError, IndexError, ValueError) as e:
+                raise ConfigError("network.host", f"{net.host!r} is not a host or a template "
+                                  f"using {{role}} and {{index}} ({e})") from None
+            addr = f"tcp://{host}:{port}"
         if addr.endswith(":0"):  # port chosen at launch; nothing to check yet
             parties.append(Party(role, index, addr))
             continue

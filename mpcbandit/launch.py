@@ -195,7 +195,8 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
              "checkpoint_every": checkpoint_every}, indent=1))
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
-        overrides.append(f"network.base_port={pick_base_port(cfg.network.host, len(parties))}")
+        host = parties[0].address[len("tcp://"):].rpartition(":")[0]
+        overrides.append(f"network.base_port={pick_base_port(host, len(parties))}")
         cfg = load_config(config_path, overrides)
         parties = cfg.parties()
     if cfg.run.security == "curve" and not cfg.run.keys_dir:
