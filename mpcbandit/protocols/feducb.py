@@ -250,7 +250,8 @@ def _p2p_agent(ctx: PartyContext) -> dict:
         regret.append(float(means.max() - means[a]))
         ctx.progress(t, s.horizon)
     return {"arms": arms, "rewards": rewards, "regret": regret, "requests": requests,
-            "releases": releases, "ball": ball}
+            "releases": releases, "releases_per_slot": [pr.tree.count for pr in privs], "ball": ball,
+            "heard_from": [sorted(latest[g]) for g in range(gam)]}
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
