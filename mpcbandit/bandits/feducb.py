@@ -74,6 +74,7 @@ class FedEstimators:
         self.u = np.zeros((count, dims))
         self.Q = np.zeros((count, dims + 1, dims + 1))
         self.dt = np.zeros(count, dtype=np.int64)
+        self.last_beta = np.zeros(count)  # beta_t used by the latest choice
 
     def choose(self, idx, contexts: np.ndarray) -> np.ndarray:
         """Steps 4-8: V = S + U, u = s + u_local, arms by UCB with beta of Prop. 2."""
@@ -81,6 +82,7 @@ class FedEstimators:
         v = self.S[idx] + self.U[idx]
         beta = oful_beta(logdet(v), self.d, c * p.rho_min, c * p.rho_max, c * p.gamma,
                          sigma=self.sigma, alpha=self.alpha)
+        self.last_beta[idx] = beta
         return ucb_arms(v, self.s[idx] + self.u[idx], contexts, beta)
 
     def observe(self, idx, x: np.ndarray, y: np.ndarray) -> None:

@@ -22,11 +22,11 @@ JDP_STREAM = "users"
 
 
 def jdp_arm(gram: np.ndarray, vec: np.ndarray, contexts: np.ndarray, params: PrivacyParams, *,
-            sigma: float = 0.5, alpha: float = 0.1) -> int:
-    """The learner's arm from the released (V_t, u_t): UCB with beta_t of Prop. 4."""
-    beta = oful_beta(logdet(gram), params.dims, params.rho_min, params.rho_max, params.gamma,
-                     sigma=sigma, alpha=alpha)
-    return int(ucb_arms(gram[None], vec[None], contexts[None], beta)[0])
+            sigma: float = 0.5, alpha: float = 0.1) -> tuple[int, float]:
+    """The learner's arm from the released (V_t, u_t) and beta_t of Prop. 4 it used."""
+    beta = float(oful_beta(logdet(gram), params.dims, params.rho_min, params.rho_max, params.gamma,
+                           sigma=sigma, alpha=alpha))
+    return int(ucb_arms(gram[None], vec[None], contexts[None], beta)[0]), beta
 
 
 def simulate_jdp(*, dims: int, actions: int, horizon: int, params: PrivacyParams, seed: int,
@@ -39,7 +39,7 @@ def simulate_jdp(*, dims: int, actions: int, horizon: int, params: PrivacyParams
     rewards, regret = np.zeros(horizon), np.zeros(horizon)
     for t in range(horizon):
         ctx, means = env.action_set()
-        a = jdp_arm(gram, vec, ctx, params, sigma=sigma, alpha=alpha)
+        a, _ = jdp_arm(gram, vec, ctx, params, sigma=sigma, alpha=alpha)
         y = env.reward(means[a])
         arms[t], rewards[t], regret[t] = a, y, means.max() - means[a]
         gram, vec = priv.privatize(augmented_gram(ctx[a], y))

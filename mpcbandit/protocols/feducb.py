@@ -157,7 +157,7 @@ def _central_agent(ctx: PartyContext) -> dict:
     me = np.array([0])
     fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
     fixed_set = set(fixed or ())
-    arms, rewards, regret = [], [], []
+    arms, rewards, regret, betas = [], [], [], []
     for t in range(1, s.horizon + 1):
         ctx_t, means = env.action_set()  # 5.
         a = int(est.choose(me, ctx_t[None])[0])  # 4, 6-8.
@@ -176,8 +176,10 @@ def _central_agent(ctx: PartyContext) -> dict:
         arms.append(a)
         rewards.append(y)
         regret.append(float(means.max() - means[a]))
+        betas.append(float(est.last_beta[0]))
         ctx.progress(t, s.horizon)
-    return {"arms": arms, "rewards": rewards, "regret": regret, "releases": priv.tree.count}
+    return {"arms": arms, "rewards": rewards, "regret": regret, "beta": betas,
+            "releases": priv.tree.count}
 
 
 def _p2p_agent(ctx: PartyContext) -> dict:
@@ -199,7 +201,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     outbox: list[dict] = []
     fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
     fixed_set = set(fixed or ())
-    arms, rewards, regret = [], [], []
+    arms, rewards, regret, betas = [], [], [], []
     requests = releases = 0
 
     def refresh(g: int) -> None:
@@ -248,8 +250,9 @@ def _p2p_agent(ctx: PartyContext) -> dict:
         arms.append(a)
         rewards.append(y)
         regret.append(float(means.max() - means[a]))
+        betas.append(float(est.last_beta[g]))
         ctx.progress(t, s.horizon)
-    return {"arms": arms, "rewards": rewards, "regret": regret, "requests": requests,
+    return {"arms": arms, "rewards": rewards, "regret": regret, "beta": betas, "requests": requests,
             "releases": releases, "releases_per_slot": [pr.tree.count for pr in privs], "ball": ball,
             "heard_from": [sorted(latest[g]) for g in range(gam)]}
 
@@ -273,6 +276,7 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
         "schedule": s.schedule,
         "threshold": threshold if s.schedule == "threshold" else None,
         "privacy": params.to_dict(),
+        "beta": [o["beta"] for o in outs],  # beta_{i,t} of Prop. 2, per agent and round
     }
     if s.mode == "centralized":
         ctrl = next(r for r in results if r["role"] == CONTROLLER)["output"]

@@ -85,16 +85,17 @@ def run_role(ctx: PartyContext) -> dict:
     params = params_of(s)
     learner, privatizer, env_name = f"{LEARNER}.0", f"{PRIVATIZER}.0", f"{ENV}.0"
     if ctx.role == LEARNER:
-        arms = []
+        arms, betas = [], []
         for t in range(1, s.horizon + 1):
             got = ctx.chan.exchange("offer", recv=[env_name, privatizer])  # 1.
             rel = got[privatizer]
-            a = jdp_arm(rel["gram"], rel["vec"], got[env_name], params,
-                        sigma=s.reward_sigma, alpha=s.alpha)  # 2.
+            a, beta = jdp_arm(rel["gram"], rel["vec"], got[env_name], params,
+                              sigma=s.reward_sigma, alpha=s.alpha)  # 2.
             ctx.chan.exchange("choose", send={env_name: a})
             arms.append(a)
+            betas.append(beta)
             ctx.progress(t, s.horizon)
-        return {"arms": arms}
+        return {"arms": arms, "beta": betas}
     if ctx.role == PRIVATIZER:
         priv = Privatizer(params, noise_source(ctx.config, s.seeded_noise, NOISE_PURPOSE))
         gram, vec = priv.initial()
@@ -140,6 +141,7 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
         "max_nodes_per_release": max(priv["nodes_used"]),
         "tree_depth": priv["depth"],
         "privacy": params.to_dict(),
+        "beta": out[LEARNER]["beta"],  # beta_t of Prop. 4, per round
     }
 
 
