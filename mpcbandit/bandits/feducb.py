@@ -94,7 +94,13 @@ class FedEstimators:
         self.dt[idx] += 1
 
     def sync_wanted(self, idx, threshold: float) -> np.ndarray:
-        """Step 12: dt (log det(S + U + c(rho_max - rho_min) I) - log det S) >= D."""
+        """Step 12: dt (log det(S + U + c(rho_max - rho_min) I) - log det S) >= D.
+
+        The printed shift c(rho_max - rho_min) I alone adds about d ln 2 to the log-det gap
+        under Gaussian noise, so with noise the rule fires every ~D/(d ln 2) rounds and can
+        exceed Proposition 1's count for small D (tests check the bound without noise and at
+        Theorem 1's D).
+        """
         shift = self.pooled[idx] * (self.params.rho_max - self.params.rho_min)
         v = self.S[idx] + self.U[idx] + shift[:, None, None] * np.eye(self.d)
         return self.dt[idx] * (logdet(v) - logdet(self.S[idx])) >= threshold
