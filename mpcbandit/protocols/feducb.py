@@ -103,6 +103,7 @@ def graph_of(s: FeducbSection) -> list[set[int]]:
 
 
 def roles(s: FeducbSection) -> list[tuple[str, int]]:
+    """controller.0 (centralized only) and agent.0..M-1."""
     agents = [(AGENT, i) for i in range(s.agents)]
     return agents if s.mode == "p2p" else [(CONTROLLER, 0)] + agents
 
@@ -117,6 +118,7 @@ def peers(s: FeducbSection, role: str, index: int) -> list[str]:
 
 
 def run_role(ctx: PartyContext) -> dict:
+    """Controller, centralized agent or P2P agent, by mode and role."""
     s: FeducbSection = ctx.section
     if s.mode == "p2p":
         return _p2p_agent(ctx)
@@ -258,6 +260,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
+    """Arms and rewards (T x M), group regret, sync rounds, beta and privacy parameters."""
     s: FeducbSection = cfg.section
     agents = sorted((r for r in results if r["role"] == AGENT), key=lambda r: r["index"])
     outs = [r["output"] for r in agents]

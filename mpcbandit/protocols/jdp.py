@@ -72,15 +72,18 @@ def params_of(s: JdpSection, releases: int | None = None) -> PrivacyParams:
 
 
 def roles(s: JdpSection) -> list[tuple[str, int]]:
+    """learner.0, privatizer.0, env.0."""
     return [(LEARNER, 0), (PRIVATIZER, 0), (ENV, 0)]
 
 
 def peers(s: JdpSection, role: str, index: int) -> list[str]:
+    """Everyone talks to everyone (three parties)."""
     return {LEARNER: [f"{PRIVATIZER}.0", f"{ENV}.0"], PRIVATIZER: [f"{LEARNER}.0", f"{ENV}.0"],
             ENV: [f"{LEARNER}.0", f"{PRIVATIZER}.0"]}[role]
 
 
 def run_role(ctx: PartyContext) -> dict:
+    """One party's part of the T rounds (steps 1-4 of the module docstring)."""
     s: JdpSection = ctx.section
     params = params_of(s)
     learner, privatizer, env_name = f"{LEARNER}.0", f"{PRIVATIZER}.0", f"{ENV}.0"
@@ -125,6 +128,7 @@ def run_role(ctx: PartyContext) -> dict:
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
+    """Arms, rewards, regret, beta_t and the privacy parameters from the env and learner."""
     s: JdpSection = cfg.section
     out = {r["role"]: r["output"] for r in results}
     env, priv = out[ENV], out[PRIVATIZER]
