@@ -35,6 +35,8 @@ __all__ = [
 
 PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
+    "feducb": "mpcbandit.protocols.feducb",
+    "jdp": "mpcbandit.protocols.jdp",
 }
 
 #: one-way delay (s) and bandwidth (bytes/s) of the named network presets
