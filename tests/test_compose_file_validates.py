@@ -37,8 +37,8 @@ def test_every_service_runs_a_valid_party_reachable_by_its_service_name():
         assert cfg.network.bind == "any" and cfg.run.security == "curve"
         mounts = svc["volumes"]
         secrets = [m for m in mounts if "key_secret" in m]
-        assert secrets == [f"{Path(cfg.run.keys_dir).as_posix() and './deploy/keys/' + Path(config).stem}"
-                           f"/{party.name}.key_secret:/keys/{party.name}.key_secret:ro"]
+        assert secrets == [f"./deploy/keys/{Path(config).stem}/{party.name}.key_secret"
+                           f":/keys/{party.name}.key_secret:ro"]
         assert all(m.endswith(":ro") for m in mounts if "/keys/" in m)
         seen.setdefault(config, set()).add(party.name)
     for config, names in seen.items():
