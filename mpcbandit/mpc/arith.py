@@ -24,7 +24,7 @@ def open_parts(eng, arrays: list[np.ndarray]):
     """Every party's share of each array, in party order (one round)."""
     others = eng.others
     got = yield Round({p: arrays for p in others}, tuple(others))
-    return [[arrays[k] if p == eng.me else np.asarray(got[p][k]) for p in eng.parties]
+    return [[arrays[k] if p == eng.me else np.asarray(got[p][k], dtype=U64) for p in eng.parties]
             for k in range(len(arrays))]
 
 
@@ -37,9 +37,9 @@ def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
         acc = a.copy()
         for p in others:
             if binary:
-                acc ^= got[p][k]
+                acc ^= np.asarray(got[p][k], dtype=U64)
             else:
-                acc += got[p][k]
+                acc += np.asarray(got[p][k], dtype=U64)
         out.append(acc)
     return out
 
@@ -69,7 +69,8 @@ def input_value(eng, value, owner: str, frac: int):
         return None
     got = yield Round({}, (owner,))
     body = got[owner]
-    v = Prg(body["seed"]).ring(tuple(body["shape"])) if isinstance(body, dict) else np.asarray(body)
+    v = (Prg(body["seed"]).ring(tuple(body["shape"])) if isinstance(body, dict)
+         else np.asarray(body, dtype=U64))
     return AShare(v, frac, eng.lead)
 
 
@@ -85,9 +86,9 @@ def open_to(eng, x: AShare | None, to: str):
     senders = tuple(p for p in eng.parties if p != to)
     got = yield Round({}, senders)
     frac = got[senders[0]]["f"]
-    acc = x.v.copy() if x is not None else np.zeros_like(np.asarray(got[senders[0]]["v"]))
+    acc = x.v.copy() if x is not None else np.zeros_like(np.asarray(got[senders[0]]["v"], dtype=U64))
     for p in senders:
-        acc += np.asarray(got[p]["v"])
+        acc += np.asarray(got[p]["v"], dtype=U64)
     return acc.view(np.int64).astype(np.float64) / 2.0 ** frac
 
 
@@ -148,6 +149,9 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
     if d == 0:
         return x
     sh = np.uint64(d)
+    # each of the n shares is floored, losing (n−1)/2 units on average; the lead adds
+    # n/2 units first so that the result is unbiased
+    x = AShare(x.v + np.uint64(eng.n << (d - 1)) if eng.lead else x.v, x.frac, x.lead)
     if mode == "local":
         if eng.n != 2:
             raise ValueError(f"local truncation is for 2 computing parties, not {eng.n}")

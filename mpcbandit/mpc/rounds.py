@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generator
 
+import numpy as np
+
 from mpcbandit.errors import ProtocolError
 
 __all__ = ["Round", "Op", "OpGen", "gather", "run_ops"]
@@ -87,10 +89,11 @@ def gather(gens: list[OpGen]) -> OpGen:
 def run_ops(chan, label: str, gens: list[OpGen]) -> list[Any]:
     """Drive gather(gens) over chan: one exchange labelled label per merged round."""
     g = gather(gens)
-    try:
-        rnd = next(g)
-        while True:
-            got = chan.exchange(label, send=rnd.send, recv=rnd.recv) if (rnd.send or rnd.recv) else {}
-            rnd = g.send(got)
-    except StopIteration as stop:
-        return stop.value
+    with np.errstate(over="ignore"):  # ring arithmetic wraps on purpose (0-d arrays warn)
+        try:
+            rnd = next(g)
+            while True:
+                got = chan.exchange(label, send=rnd.send, recv=rnd.recv) if (rnd.send or rnd.recv) else {}
+                rnd = g.send(got)
+        except StopIteration as stop:
+            return stop.value
