@@ -20,28 +20,46 @@ __all__ = ["open_parts", "open_values", "input_value", "open_to", "bilinear", "s
 TRUNC_MODES = ("local", "paper", "exact")
 
 
+def _pack(arrays: list[np.ndarray]) -> np.ndarray:
+    """One flat wire array for several share arrays (one codec entry instead of many)."""
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.concatenate([a.ravel() for a in arrays])
+
+
+def _unpack(flat, like: list[np.ndarray]) -> list[np.ndarray]:
+    flat = np.asarray(flat, dtype=U64)
+    if len(like) == 1:
+        return [flat.reshape(like[0].shape)]
+    out, k = [], 0
+    for a in like:
+        out.append(flat[k:k + a.size].reshape(a.shape))
+        k += a.size
+    return out
+
+
 def open_parts(eng, arrays: list[np.ndarray]):
     """Every party's share of each array, in party order (one round)."""
     others = eng.others
-    got = yield Round({p: arrays for p in others}, tuple(others))
-    return [[arrays[k] if p == eng.me else np.asarray(got[p][k], dtype=U64) for p in eng.parties]
+    packed = _pack(arrays)
+    got = yield Round(dict.fromkeys(others, packed), tuple(others))
+    theirs = {p: _unpack(got[p], arrays) for p in others}
+    return [[arrays[k] if p == eng.me else theirs[p][k] for p in eng.parties]
             for k in range(len(arrays))]
 
 
 def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
     """The plaintexts of shared arrays (sum mod 2^64, or XOR when binary); one round."""
     others = eng.others
-    got = yield Round({p: arrays for p in others}, tuple(others))
-    out = []
-    for k, a in enumerate(arrays):
-        acc = a.copy()
-        for p in others:
-            if binary:
-                acc ^= np.asarray(got[p][k], dtype=U64)
-            else:
-                acc += np.asarray(got[p][k], dtype=U64)
-        out.append(acc)
-    return out
+    packed = _pack(arrays)
+    got = yield Round(dict.fromkeys(others, packed), tuple(others))
+    acc = np.array(packed, dtype=U64, copy=True)
+    for p in others:
+        if binary:
+            acc ^= np.asarray(got[p], dtype=U64)
+        else:
+            acc += np.asarray(got[p], dtype=U64)
+    return _unpack(acc, arrays)
 
 
 def input_value(eng, value, owner: str, frac: int):
@@ -100,7 +118,7 @@ def bilinear(eng, op: str, x: AShare, y: AShare):
     """Beaver product for every bilinear op (``mul`` elementwise, ``matmul``): one triple batch
     and one opening per call, then truncation back to the engine's fractional bits."""
     if op == "mul":
-        xv, yv = np.broadcast_arrays(x.v, y.v)
+        xv, yv = (x.v, y.v) if x.v.shape == y.v.shape else np.broadcast_arrays(x.v, y.v)
         m = eng.material.take("mul", (), xv.size)
         a, b, c = (m[k].reshape(xv.shape) for k in "abc")
         f = np.multiply
