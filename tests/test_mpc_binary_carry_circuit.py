@@ -45,10 +45,9 @@ def test_less_than_public_is_exact_at_the_edges():
     z[2::4] ^= U(2 ** 63)
 
     def fn(eng):
-        ra = eng.input(r.view(np.int64) if eng.lead else None, "compute.0", frac=0)
-        rb = eng.a2b(ra)
-        return eng.open(eng.run(eng.op.b2a(rb.bit(0)))), eng.open(
-            eng.run(_op(eng, z, rb.v)))
+        # r beyond the fixed-point range: share it in binary directly (lead holds it, XOR 0)
+        rb = BShare(r.copy() if eng.lead else np.zeros_like(r), eng.lead)
+        return eng.open(eng.b2a(rb.bit(0))), eng.open(eng.run(_op(eng, z, rb.v)))
 
     def _op(eng, z, rbv):
         from mpcbandit.mpc.rounds import Op
