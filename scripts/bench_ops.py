@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mpcbandit.errors import PartyFailed  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 from mpcbandit.mpc.local import run_engines  # noqa: E402
 from mpcbandit.protocols.mpcops import MpcOpsSection, run_ops  # noqa: E402
@@ -46,8 +47,14 @@ def run_processes(parties: int, size: int, arms: list[int], repeats: int, trunc:
     sets = [f"mpcops.parties={parties}", f"mpcops.size={size}", f"mpcops.arms={arms}",
             f"mpcops.repeats={repeats}", f"mpcops.trunc=\"{trunc}\"",
             f"mpcops.ops={json.dumps(OPS + ['exchange'])}"]
-    summary = run_local(CONFIG, sets, out / f"p{parties}", echo=lambda *_: None)
-    return summary["ops"]
+    for attempt in range(3):
+        try:
+            summary = run_local(CONFIG, sets, out / f"p{parties}", echo=lambda *_: None)
+            return summary["ops"]
+        except PartyFailed as e:  # another run took a port between picking and binding
+            if "Address already in use" not in str(e) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def rounds_inproc(parties: int, arms: list[int], trunc: str) -> dict:

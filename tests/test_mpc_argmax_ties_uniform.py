@@ -9,7 +9,7 @@ from mpcbandit.mpc.local import run_engines
 TRIALS = 1500
 
 
-@pytest.mark.parametrize("method", ["pairwise", "tree"])
+@pytest.mark.parametrize("method", ["pairwise", "tree", "lex"])
 def test_ties_are_broken_uniformly(method):
     row = np.array([2.0, 5.0, -1.0, 5.0, 5.0, 0.0])      # arms 1, 3, 4 tie for the maximum
 

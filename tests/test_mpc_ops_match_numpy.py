@@ -74,7 +74,7 @@ def test_comparisons_exact_for_gaps_of_four_ulps(n):
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])
-@pytest.mark.parametrize("method", ["pairwise", "tree"])
+@pytest.mark.parametrize("method", ["pairwise", "tree", "lex"])
 def test_argmax_is_one_hot_of_the_maximum(n, method):
     rng = np.random.default_rng(20 + n)
     X = rng.normal(0, 10, (6, 13))

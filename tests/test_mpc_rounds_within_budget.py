@@ -31,6 +31,9 @@ def test_table1_budgets(n):
         got = rounds_of(n, lambda e, x, y: e.argmax(e.input(
             np.arange(arms) % 7 if e.lead else None, "compute.0")))["argmax"]
         assert got <= 2 * (7 + math.ceil(math.log2(max(arms - 1, 1)))) + 1, arms
+        lex = rounds_of(n, lambda e, x, y: e.argmax(e.input(
+            np.arange(arms) % 7 if e.lead else None, "compute.0"), "lex"))["argmax"]
+        assert lex == 7 + math.ceil(math.log2(max(arms - 1, 1))), arms
     rec = rounds_of(n, lambda e, x, y: e.reciprocal(x))["reciprocal"]
     if n == 2:
         assert rec <= 30
