@@ -14,8 +14,9 @@ def product_bound(k, mx, my, n):
     return (k * (mx + my) / 2 + n) * ULP
 
 
-@pytest.mark.parametrize("n", [2, 3, 5])
-def test_arithmetic_ops_match_numpy(n):
+@pytest.mark.parametrize("n,trunc", [(2, "auto"), (3, "auto"), (5, "auto"), (2, "paper"),
+                                     (3, "exact"), (2, "pair")])
+def test_arithmetic_ops_match_numpy(n, trunc):
     rng = np.random.default_rng(n)
     X = rng.normal(0, 3, (4, 6))
     Y = rng.normal(0, 3, (6, 5))
@@ -39,7 +40,7 @@ def test_arithmetic_ops_match_numpy(n):
             "public": eng.open(eng.mul_public(x, -0.375)),
         }
 
-    res, _ = run_engines(fn, n)
+    res, _ = run_engines(fn, n, trunc=trunc)
     out = res["compute.0"]
     m = 3 * 4
     assert np.allclose(out["lin"], 2 * X - 3 * X + 1.25, atol=4 * ULP)
@@ -106,8 +107,9 @@ def test_binary_conversions_round_trip(n):
     assert np.array_equal(lo.view(np.int64), x)
 
 
-@pytest.mark.parametrize("n", [2, 3, 5])
-def test_reciprocal_and_exp(n):
+@pytest.mark.parametrize("n,trunc", [(2, "auto"), (3, "auto"), (5, "auto"), (3, "paper"),
+                                     (2, "pair"), (3, "exact")])
+def test_reciprocal_and_exp(n, trunc):
     xs = np.linspace(1.0, 10.0, 400)
     es = np.linspace(-8.0, 4.0, 400)
 
@@ -119,7 +121,7 @@ def test_reciprocal_and_exp(n):
                                                   "compute.0"))),
                 eng.open(eng.exp(e, domain=(-8, 4))))
 
-    r9, r7, ex = run_engines(fn, n)[0]["compute.0"]
+    r9, r7, ex = run_engines(fn, n, trunc=trunc)[0]["compute.0"]
     assert np.max(np.abs(r9 * xs - 1)) <= 1e-4          # [1, 10], 9 iterations
     assert np.max(np.abs(r7 * (xs[:200] / 2 + 0.5) - 1)) <= 1e-4   # [1, 5.5], 7 iterations
     approx = (1 + es / 256) ** 256                      # the documented approximation of e^x

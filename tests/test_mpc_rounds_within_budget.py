@@ -24,7 +24,7 @@ def rounds_of(n, body, **kw):
 def test_table1_budgets(n):
     assert rounds_of(n, lambda e, x, y: x + y) == {}
     mul = rounds_of(n, lambda e, x, y: e.mul(x, y))["mul"]
-    assert mul == (1 if n == 2 else 2)                    # default: local for 2, Alg. 3 above
+    assert mul == (1 if n == 2 else 2)                    # default: local for 2, pair above
     assert rounds_of(n, lambda e, x, y: e.mul(x, y), trunc="paper")["mul"] == 2
     assert rounds_of(n, lambda e, x, y: e.lt(x, y))["lt"] <= 7
     for arms in (2, 3, 10, 17, 100):
@@ -37,7 +37,10 @@ def test_table1_budgets(n):
     rec = rounds_of(n, lambda e, x, y: e.reciprocal(x))["reciprocal"]
     if n == 2:
         assert rec <= 30
-    assert rec == (17 if n == 2 else 35)
+    assert rec == (17 if n == 2 else 18)                  # local / fused pair truncations
+    assert rounds_of(n, lambda e, x, y: e.reciprocal(x), trunc="paper")["reciprocal"] == 35
+    assert rounds_of(n, lambda e, x, y: e.reciprocal(x), trunc="pair")["reciprocal"] == 18
+    assert rounds_of(n, lambda e, x, y: e.exp(y), trunc="pair")["exp"] == 9
 
 
 def test_exact_truncation_costs_seven_rounds():

@@ -29,7 +29,7 @@ def failures(n, L, mode, x, y):
 
 
 @pytest.mark.parametrize("L", [16, 20, 24])
-@pytest.mark.parametrize("n,mode", [(2, "local"), (3, "paper")])
+@pytest.mark.parametrize("n,mode", [(2, "local"), (3, "paper"), (3, "pair")])
 def test_failure_rate_matches_bound(L, n, mode):
     x, y = products(L, L)
     expected = float(np.sum(np.abs(x * y)) * 2.0 ** (2 * L) / 2.0 ** 64)

@@ -17,7 +17,7 @@ from mpcbandit.mpc.shares import AShare
 __all__ = ["open_parts", "open_values", "input_value", "open_to", "bilinear", "square",
            "truncate", "rescale", "TRUNC_MODES"]
 
-TRUNC_MODES = ("local", "paper", "exact")
+TRUNC_MODES = ("local", "paper", "exact", "pair")
 
 
 def _pack(arrays: list[np.ndarray]) -> np.ndarray:
@@ -175,6 +175,10 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
             raise ValueError(f"local truncation is for 2 computing parties, not {eng.n}")
         v = (x.v.view(np.int64) >> np.int64(d)).view(U64)  # SecureML: each share shifts itself
         return AShare(v, x.frac - d, eng.lead)
+    if mode == "pair":
+        from mpcbandit.mpc.fused import pend, settle  # fused layer sits above arith
+
+        return (yield from settle(eng, pend(eng, x, d)))
     up = np.uint64(64 - d)
     if mode == "paper":
         # Alg. 3 (Hannun et al. App. C), η skipped as in the paper
