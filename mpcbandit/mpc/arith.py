@@ -43,7 +43,8 @@ def open_parts(eng, arrays: list[np.ndarray]):
     others = eng.others
     packed = _pack(arrays)
     got = yield Round(dict.fromkeys(others, packed), tuple(others))
-    theirs = {p: _unpack(got[p], arrays) for p in others}
+    theirs = {p: _unpack(np.asarray(got[p], dtype=U64).reshape(packed.shape), arrays)
+              for p in others}
     return [[arrays[k] if p == eng.me else theirs[p][k] for p in eng.parties]
             for k in range(len(arrays))]
 
@@ -55,10 +56,11 @@ def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
     got = yield Round(dict.fromkeys(others, packed), tuple(others))
     acc = np.array(packed, dtype=U64, copy=True)
     for p in others:
+        # reshape: the codec sends 0-d arrays as shape (1,)
         if binary:
-            acc ^= np.asarray(got[p], dtype=U64)
+            acc ^= np.asarray(got[p], dtype=U64).reshape(acc.shape)
         else:
-            acc += np.asarray(got[p], dtype=U64)
+            acc += np.asarray(got[p], dtype=U64).reshape(acc.shape)
     return _unpack(acc, arrays)
 
 
@@ -80,15 +82,16 @@ def input_value(eng, value, owner: str, frac: int):
             if p == eng.me:
                 mine = shares[j]
             else:
-                send[p] = last if j == eng.n - 1 else {"seed": seeds[j], "shape": list(x.shape)}
+                send[p] = ({"v": last, "shape": list(x.shape)} if j == eng.n - 1
+                           else {"seed": seeds[j], "shape": list(x.shape)})
         yield Round(send, ())
         return None if mine is None else AShare(mine, frac, eng.lead)
     if not eng.is_computing:
         return None
     got = yield Round({}, (owner,))
     body = got[owner]
-    v = (Prg(body["seed"]).ring(tuple(body["shape"])) if isinstance(body, dict)
-         else np.asarray(body, dtype=U64))
+    shape = tuple(body["shape"])
+    v = Prg(body["seed"]).ring(shape) if "seed" in body else np.asarray(body["v"], dtype=U64).reshape(shape)
     return AShare(v, frac, eng.lead)
 
 
@@ -97,16 +100,16 @@ def open_to(eng, x: AShare | None, to: str):
 
     Returns the decoded float array on `to`, None elsewhere."""
     if eng.is_computing and eng.me != to:
-        yield Round({to: {"v": x.v, "f": x.frac}}, ())
+        yield Round({to: {"v": x.v, "f": x.frac, "shape": list(x.shape)}}, ())
         return None
     if eng.me != to:
         return None
     senders = tuple(p for p in eng.parties if p != to)
     got = yield Round({}, senders)
-    frac = got[senders[0]]["f"]
-    acc = x.v.copy() if x is not None else np.zeros_like(np.asarray(got[senders[0]]["v"], dtype=U64))
+    frac, shape = got[senders[0]]["f"], tuple(got[senders[0]]["shape"])
+    acc = x.v.copy() if x is not None else np.zeros(shape, dtype=U64)
     for p in senders:
-        acc += np.asarray(got[p]["v"], dtype=U64)
+        acc += np.asarray(got[p]["v"], dtype=U64).reshape(shape)
     return acc.view(np.int64).astype(np.float64) / 2.0 ** frac
 
 
