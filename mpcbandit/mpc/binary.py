@@ -18,15 +18,18 @@ from mpcbandit.mpc.shares import ONES, AShare, BShare
 __all__ = ["and_", "truth_table", "b2a", "msb", "a2b", "less_than_public"]
 
 ONE = np.uint64(1)
-#: shifts of the Kogge–Stone levels that make every group 32 bits wide
-HALF_LEVELS = (1, 2, 4, 8, 16)
+#: shifts of the Kogge–Stone levels of a full 64-bit adder
+FULL_LEVELS = (1, 2, 4, 8, 16, 32)
 
 
 def and_(eng, xs: list[BShare], ys: list[BShare]):
     """Pairwise ANDs xs[k] & ys[k] with binary Beaver triples; one round for all of them."""
     shapes = [x.v.shape for x in xs]
-    X = np.concatenate([x.v.ravel() for x in xs])
-    Y = np.concatenate([np.broadcast_to(y.v, x.v.shape).ravel() for x, y in zip(xs, ys)])
+    if len(xs) == 1:
+        X, Y = xs[0].v.ravel(), np.broadcast_to(ys[0].v, shapes[0]).ravel()
+    else:
+        X = np.concatenate([x.v.ravel() for x in xs])
+        Y = np.concatenate([np.broadcast_to(y.v, x.v.shape).ravel() for x, y in zip(xs, ys)])
     m = eng.material.take("and", (), X.size)
     a, b, c = m["a"], m["b"], m["c"]
     e, d = yield from open_values(eng, [X ^ a, Y ^ b], binary=True)
@@ -65,7 +68,7 @@ def b2a(eng, bit: BShare):
     return (yield from truth_table(eng, [bit], lambda t: t))
 
 
-def _prefix(eng, G: BShare, P: BShare, shifts=HALF_LEVELS):
+def _prefix(eng, G: BShare, P: BShare, shifts=FULL_LEVELS):
     """Kogge–Stone levels on whole words: after shift s, position i covers bits i−2s+1..i;
     one round each (used by the full adder of a2b)."""
     for s in shifts:
@@ -180,5 +183,5 @@ def a2b(eng, x: AShare):
     r, rb = m["r"].reshape(shape), BShare(m["rb"].reshape(shape), eng.lead)
     (z,) = yield from open_values(eng, [x.v - r])
     G, P0 = rb.and_public(z), rb ^ z
-    G, _ = yield from _prefix(eng, G, P0, shifts=(1, 2, 4, 8, 16, 32))
+    G, _ = yield from _prefix(eng, G, P0)
     return P0 ^ (G << 1)
