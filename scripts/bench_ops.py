@@ -43,9 +43,10 @@ def paper_rounds(op: str, size: int) -> str:
 
 
 def run_processes(parties: int, size: int, arms: list[int], repeats: int, trunc: str,
-                  out: Path) -> list[dict]:
+                  argmax: str, out: Path) -> list[dict]:
     sets = [f"mpcops.parties={parties}", f"mpcops.size={size}", f"mpcops.arms={arms}",
             f"mpcops.repeats={repeats}", f"mpcops.trunc=\"{trunc}\"",
+            f"mpcops.argmax_method=\"{argmax}\"",
             f"mpcops.ops={json.dumps(OPS + ['exchange'])}"]
     for attempt in range(3):
         try:
@@ -57,11 +58,11 @@ def run_processes(parties: int, size: int, arms: list[int], repeats: int, trunc:
     raise AssertionError("unreachable")
 
 
-def rounds_inproc(parties: int, arms: list[int], trunc: str) -> dict:
+def rounds_inproc(parties: int, arms: list[int], trunc: str, argmax: str = "auto") -> dict:
     """Round counts per (op, size) with every party a thread (counts do not depend on size)."""
-    s = MpcOpsSection(parties=parties, size=8, arms=arms, repeats=1,
+    s = MpcOpsSection(parties=parties, size=8, arms=arms, repeats=1, argmax_method=argmax,
                       trunc=trunc if (trunc != "local" or parties == 2) else "auto")
-    res, _ = run_engines(lambda eng: run_ops(eng, s, 1), parties)
+    res, _ = run_engines(lambda eng: run_ops(eng, s, 1), parties, trunc=s.trunc)
     return {(r["op"], r["size"] if r["op"] == "argmax" else None): r["rounds"] for r in res["compute.0"]}
 
 
@@ -73,7 +74,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--parties", default="2,3", help="computing parties timed with processes")
     ap.add_argument("--rounds-parties", default="2,3,5", help="parties whose rounds are counted")
-    ap.add_argument("--trunc", default="auto", choices=["auto", "local", "paper", "exact"])
+    ap.add_argument("--trunc", default="auto", choices=["auto", "local", "paper", "exact", "pair"])
+    ap.add_argument("--argmax", default="auto", choices=["auto", "pairwise", "tree", "lex"])
     ap.add_argument("--json", type=Path, default=None, help="write the records here")
     args = ap.parse_args(argv)
     arms = [int(a) for a in args.arms.split(",")]
@@ -84,14 +86,14 @@ def main(argv=None) -> int:
     records: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         for p in timed:
-            records += run_processes(p, args.size, arms, repeats, args.trunc, Path(tmp))
+            records += run_processes(p, args.size, arms, repeats, args.trunc, args.argmax, Path(tmp))
     floor = {r["parties"]: r["median_s"] for r in records if r["op"] == "exchange"}
     records = [r for r in records if r["op"] != "exchange"]
-    rounds = {p: rounds_inproc(p, arms, args.trunc) for p in counted}
+    rounds = {p: rounds_inproc(p, arms, args.trunc, args.argmax) for p in counted}
 
     load = os.getloadavg()
     print(f"Table 1 (Hannun et al.) — real processes on loopback, size {args.size}, "
-          f"{repeats} repeats, trunc={args.trunc}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+          f"{repeats} repeats, trunc={args.trunc}, argmax={args.argmax}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print("bare exchange (transport floor): " + ", ".join(
         f"{p} parties {floor[p] * 1e6:.0f} us" for p in sorted(floor)))
     head = (f"{'op':<11}{'size':>6} {'paper':>6} " + "".join(f"{'r P=' + str(p):>7}" for p in counted)
