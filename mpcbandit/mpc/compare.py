@@ -53,15 +53,28 @@ def product_tree(eng, f: AShare):
     return f[..., 0]
 
 
-def all_max(eng, x: AShare, extra: AShare | None = None):
+def all_max(eng, x: AShare, extra: AShare | None = None, distinct: bool = False):
     """Algorithm 2: ⟦y_i⟧ = Π_j [x_i ≥ x_j] (ones at every maximum), with an optional extra
-    factor per i multiplied in the same product tree."""
+    factor per i multiplied in the same product tree. With distinct=True (no ties among
+    values that can be the maximum) only the A(A−1)/2 comparisons i < j are made and
+    [x_j ≥ x_i] is taken as 1 − [x_i ≥ x_j]."""
     A = x.shape[-1]
-    off = ~np.eye(A, dtype=bool)
-    d = x.v[..., :, None] - x.v[..., None, :]                 # x_i − x_j
-    diffs = AShare(d[..., off].reshape(*x.shape[:-1], A, A - 1), x.frac, x.lead)
-    lt = yield from msb(eng, diffs)                           # [x_i < x_j]
-    ge = 1 - lt                                               # [x_i ≥ x_j]
+    lead = x.lead
+    if distinct:
+        iu, ju = np.triu_indices(A, 1)
+        d = x.v[..., iu] - x.v[..., ju]                          # x_i − x_j, i < j
+        lt = yield from msb(eng, AShare(d, x.frac, lead))         # [x_i < x_j]
+        full = np.zeros((*x.shape[:-1], A, A), dtype=U64)
+        full[..., iu, ju] = (1 - lt).v                            # [x_i ≥ x_j]
+        full[..., ju, iu] = lt.v                                  # [x_j ≥ x_i] = [x_i < x_j]
+        off = ~np.eye(A, dtype=bool)
+        ge = AShare(full[..., off].reshape(*x.shape[:-1], A, A - 1), 0, lead)
+    else:
+        off = ~np.eye(A, dtype=bool)
+        d = x.v[..., :, None] - x.v[..., None, :]                 # x_i − x_j
+        diffs = AShare(d[..., off].reshape(*x.shape[:-1], A, A - 1), x.frac, lead)
+        lt = yield from msb(eng, diffs)                           # [x_i < x_j]
+        ge = 1 - lt                                               # [x_i ≥ x_j]
     if extra is not None:
         ge = AShare.concat([ge, extra.reshape(*extra.shape, 1)], axis=-1)
     return (yield from product_tree(eng, ge))
@@ -79,11 +92,11 @@ def argmax(eng, x: AShare, method: str = "auto"):
     gamma = AShare(gamma, 0, x.lead)
     if method == "pairwise":
         y = yield from all_max(eng, x, extra=gamma)           # y ∘ γ: nonzero values distinct
-        return (yield from all_max(eng, y))
+        return (yield from all_max(eng, y, distinct=True))
     if method == "tree":
         return (yield from _tournament(eng, x, gamma))
     if method == "lex":
-        return (yield from all_max(eng, _lexicographic(x, gamma)))
+        return (yield from all_max(eng, _lexicographic(x, gamma), distinct=True))
     raise ValueError(f"unknown argmax method {method!r} (choose from {', '.join(ARGMAX_METHODS)})")
 
 
