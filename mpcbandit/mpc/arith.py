@@ -170,6 +170,10 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
     if d == 0:
         return x
     sh = np.uint64(d)
+    if mode == "pair":  # stochastic rounding: unbiased as it is
+        from mpcbandit.mpc.fused import pend, settle  # fused layer sits above arith
+
+        return (yield from settle(eng, pend(eng, x, d)))
     # each of the n shares is floored, losing (n−1)/2 units on average; the lead adds
     # n/2 units first so that the result is unbiased
     x = AShare(x.v + np.uint64(eng.n << (d - 1)) if eng.lead else x.v, x.frac, x.lead)
@@ -178,10 +182,6 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
             raise ValueError(f"local truncation is for 2 computing parties, not {eng.n}")
         v = (x.v.view(np.int64) >> np.int64(d)).view(U64)  # SecureML: each share shifts itself
         return AShare(v, x.frac - d, eng.lead)
-    if mode == "pair":
-        from mpcbandit.mpc.fused import pend, settle  # fused layer sits above arith
-
-        return (yield from settle(eng, pend(eng, x, d)))
     up = np.uint64(64 - d)
     if mode == "paper":
         # Alg. 3 (Hannun et al. App. C), η skipped as in the paper
