@@ -37,6 +37,7 @@ PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
     "feducb": "mpcbandit.protocols.feducb",
     "jdp": "mpcbandit.protocols.jdp",
+    "mpcops": "mpcbandit.protocols.mpcops",
 }
 
 #: one-way delay (s) and bandwidth (bytes/s) of the named network presets
