@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO
 from partyprocs import party_pids, reap_check, wait_for_progress
 
-DEADLINE_S = 3.0
+DEADLINE_S = 6.0
 
 
 def start_long_demo(out):
