@@ -63,3 +63,27 @@ def test_killing_the_launcher_takes_its_parties_down(tmp_path):
     finally:
         if launcher.poll() is None:
             launcher.kill()
+
+
+def test_dealer_killed_while_serving_is_named_and_nothing_survives(tmp_path):
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "mpcbandit", "run", "configs/mpc-ops.toml", "--out", str(tmp_path),
+         "--set", 'mpcops.ops=["mul", "lt"]', "--set", "mpcops.repeats=100000",
+         "--set", "mpcops.arms=[10]", "--set", f"run.deadline_s={DEADLINE_S}"],
+        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 60
+        while len(pids := party_pids(launcher.pid)) < 3 and time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(2.0)  # the computing parties are mid-way through their calls
+        assert launcher.poll() is None, "the run ended before the dealer could be killed"
+        os.kill(pids["dealer.0"], signal.SIGKILL)
+        _, err = launcher.communicate(timeout=DEADLINE_S + 5)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode != 0
+    assert "party 'dealer.0'" in err and "SIGKILL" in err, err
+    time.sleep(0.2)
+    assert reap_check(pids.values()) == []
