@@ -40,8 +40,10 @@ def project_root() -> Path:
 def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
     """A port p such that p .. p+count-1 can all be bound on host right now."""
     rng = secrets.SystemRandom()
+    # below the kernel's ephemeral range, so outgoing connections never take our ports
+    low, high = _unassigned_ports()
     for _ in range(attempts):
-        base = rng.randrange(20000, 60000 - count)
+        base = rng.randrange(low, high - count)
         socks = []
         try:
             for port in range(base, base + count):
@@ -55,6 +57,15 @@ def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
             for s in socks:
                 s.close()
     raise OSError(f"no {count} consecutive free ports on {host}")
+
+
+def _unassigned_ports() -> tuple[int, int]:
+    """A port range no outgoing connection uses: 10000 up to the ephemeral range's start."""
+    try:
+        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    return 10000, max(ephemeral_low, 12000)
 
 
 def _die_with_parent() -> None:
