@@ -1,13 +1,15 @@
 """Score-space Thompson sampling: the law of X mu, and identical draws under any rotation."""
 
 import numpy as np
+import pytest
 
 from mpcbandit.bandits.linear import argmax_first, psd_sqrt, ts_scores
 
 
-def test_ts_scores_equal_under_orthogonal_change_of_basis():
+@pytest.mark.parametrize("arms", [6, 30])  # K <= d (eigh) and K > d (thin SVD)
+def test_ts_scores_equal_under_orthogonal_change_of_basis(arms):
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((6, 9))
+    x = rng.standard_normal((arms, 9))
     a = rng.standard_normal((9, 9))
     v_inv = np.linalg.inv(a @ a.T + np.eye(9))
     theta = rng.standard_normal(9)
@@ -17,9 +19,10 @@ def test_ts_scores_equal_under_orthogonal_change_of_basis():
     np.testing.assert_allclose(s1, s2, atol=1e-12)
 
 
-def test_ts_scores_have_the_law_of_x_mu():
+@pytest.mark.parametrize("arms", [3, 7])
+def test_ts_scores_have_the_law_of_x_mu(arms):
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((3, 4))
+    x = rng.standard_normal((arms, 4))
     v_inv = np.diag([1.0, 0.5, 0.25, 2.0])
     theta = np.array([0.1, -0.2, 0.3, 0.0])
     draws = np.array([ts_scores(x, theta, v_inv, 0.5, rng) for _ in range(20000)])

@@ -63,8 +63,15 @@ def ts_scores(contexts: np.ndarray, theta: np.ndarray, v_inv: np.ndarray, v: flo
     on the contexts only through inner products: any orthogonal change of basis of the
     contexts (x -> Qx, V^{-1} -> Q V^{-1} Q^T) gives the same scores from the same z.
     """
-    cov = contexts @ v_inv @ contexts.T
-    return contexts @ theta + v * (psd_sqrt(cov) @ rng.standard_normal(contexts.shape[0]))
+    k, d = contexts.shape
+    z = rng.standard_normal(k)
+    if k <= d:
+        noise = psd_sqrt(contexts @ v_inv @ contexts.T) @ z          # O(K d^2 + K^3)
+    else:  # (X L)(X L)^T = X V^{-1} X^T for any L L^T = V^{-1}: thin SVD, O(d^3 + K d^2)
+        u, sv, _ = np.linalg.svd(contexts @ np.linalg.cholesky((v_inv + v_inv.T) / 2),
+                                 full_matrices=False)
+        noise = u @ (sv * (u.T @ z))
+    return contexts @ theta + v * noise
 
 
 class LinearBandit:
