@@ -96,9 +96,10 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    ks = sorted({r["K"] for r in rows})
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     for ax, alg, name in ((axes[0], "linucb", "VFUCB / LinUCB"), (axes[1], "lints", "VFTS / LinTS")):
-        for k in KS:
+        for k in ks:
             a = [r for r in rows if r["algorithm"] == alg and r["K"] == k and r["analytic_ratio"]]
             ax.plot([r["d"] for r in a], [r["analytic_ratio"] for r in a], "-o", label=f"K={k} analytic")
             mm = [r for r in a if r["measured_ratio"]]
@@ -111,7 +112,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_title(f"({'ab'[alg == 'lints']}) {name}")
         ax.legend(fontsize=7)
     ax = axes[2]
-    for k in KS:
+    for k in ks:
         a = [r for r in rows if r["algorithm"] == "linucb" and r["K"] == k]
         ax.plot([r["d"] for r in a], [r["comm_gb_paper"] for r in a], "-o", label=f"K={k}")
     ax.set_xscale("log")
