@@ -35,6 +35,7 @@ __all__ = [
 
 PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
+    "mpcops": "mpcbandit.protocols.mpcops",
     "o3m": "mpcbandit.protocols.o3m",
 }
 
