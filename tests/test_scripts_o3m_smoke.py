@@ -59,7 +59,8 @@ def test_table_c3_small(tmp_path):
                                                "--repeats", "1", "--out", str(tmp_path)])
     (r,) = rows
     assert r["o3m_error"] < 1e-9 and r["dp_error"] > 1e-3
-    assert r["o3m_s"] > 0 and r["dp_s"] > 0 and r["he_s"] > 0
+    assert r["o3m_s"] > 0 and r["dp_s"] > 0 and r["he_s"] > 0 and r["mpc_s"] > 0
+    assert r["mpc_error"] < 1e-4  # fixed point with 20 fractional bits
     assert (tmp_path / "table_c3.csv").is_file()
 
 
