@@ -37,6 +37,11 @@ def test_each_participant_receives_only_its_own_mask_block():
     np.testing.assert_allclose(q.T @ q, np.eye(100), atol=1e-12)
     assert not np.allclose(q, np.eye(100))
     assert {peer for name, _, peer, _ in log if name == "env.0"} == {"ap.0"}
+    # a passive participant hears nothing else: its mask, then the AP's final "done"
+    for name in ("pp.1", "pp.2", "pp.3"):
+        got = [(label, peer, body) for n, label, peer, body in log if n == name]
+        assert [(label, peer) for label, peer, _ in got] == [("mask", "pmg.0"), ("done", "ap.0")]
+        assert got[1][2] is None
 
 
 def test_peers_limit_who_talks_to_whom():
