@@ -39,7 +39,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpcbandit.bandits.linear import LinearBandit, ucb_scores  # noqa: E402
-from mpcbandit.crypto.orthogonal_mask import block_offsets, column_blocks, haar_orthogonal, prg_normal  # noqa: E402
+from mpcbandit.crypto.orthogonal_mask import (  # noqa: E402
+    block_offsets, column_blocks, haar_orthogonal, prg_normal)
 from mpcbandit.mpc.prg import Prg  # noqa: E402
 
 SETTINGS = {"small": (100, 20, 5), "large": (500, 10, 500)}

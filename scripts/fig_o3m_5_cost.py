@@ -4,15 +4,15 @@ communication in GB, T = 5000, M = 5, K = 100, 500, 1000, against the context di
 Three views:
 - analytic: the paper's operation counts (App. C.1, one unit per element op, d^3 per inverse,
   Cholesky and sampling) -> relative cost VFUCB/LinUCB and VFTS/LinTS (panels a, b);
-- measured: seconds per round (fastest of a few, timed alternately) of our implementation (all participants' masking + the AP's
-  sum, choice and Sherman-Morrison update, one core) over centralised (same bandit on raw
-  contexts), a few rounds per cell;
-- communication (panel c): the paper's count T K M d doubles + the d^2 mask, and our
-  measured bytes of a short real O3M run (PP -> AP messages, codec envelopes included)
-  scaled to T.
+- measured: seconds per round of our implementation (all participants' masking + the AP's
+  sum, choice and Sherman-Morrison update, one process) over centralised (the same bandit on
+  raw contexts); fastest of a few rounds, the two timed alternately;
+- communication (panel c): the paper's count T K M d doubles + the d^2 mask (an upper bound:
+  it counts the AP's own block as sent), and our measured bytes of a short real O3M run (the
+  M-1 PPs' messages to the AP, codec envelopes included) scaled to T, + the mask.
 Writes fig_o3m_5.csv and fig_o3m_5.png.
 
-    python scripts/fig_o3m_5_cost.py              # measured for d <= 200, 3 rounds per cell
+    python scripts/fig_o3m_5_cost.py              # measured for d <= 200
     python scripts/fig_o3m_5_cost.py --paper      # measured for d up to 1000
 """
 

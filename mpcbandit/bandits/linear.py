@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["argmax_first", "sherman_morrison", "ridge_theta", "ucb_scores", "ts_theta", "ts_scores", "psd_sqrt",
-           "LinearBandit"]
+__all__ = ["argmax_first", "sherman_morrison", "ridge_theta", "ucb_scores", "ts_theta", "ts_scores",
+           "psd_sqrt", "LinearBandit"]
 
 
 def argmax_first(scores: np.ndarray, tie_tol: float = 0.0) -> int:
