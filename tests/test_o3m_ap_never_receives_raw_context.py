@@ -49,3 +49,26 @@ def test_ap_receives_only_masked_contexts_and_rewards():
                        for a in range(s.dims - s.partition[j] + 1))
     assert per_round == {j: 24 for j in range(1, s.participants)}
     assert {label for label, _, _ in received} == {"mask", "contexts", "feedback"}
+
+
+def test_malformed_masked_contexts_are_rejected_naming_peer_and_tag():
+    import pytest
+
+    from mpcbandit.errors import ProtocolError
+
+    cfg = load_config("configs/o3m-synthetic.toml", ["o3m.iterations=3"])
+
+    def observe(name, chan):
+        if name != "pp.2":
+            return
+        inner = chan.exchange
+
+        def exchange(label, send=None, recv=()):
+            if label == "contexts":  # a PP that sends its raw (K x d_j) slice instead
+                send = {p: b[:, :20] for p, b in send.items()}
+            return inner(label, send=send, recv=recv)
+        chan.exchange = exchange
+
+    with pytest.raises(ProtocolError) as e:
+        run_protocol_inproc(cfg, observe=observe)
+    assert e.value.peer == "pp.2" and e.value.tag == "contexts#0"

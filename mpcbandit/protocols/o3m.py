@@ -223,6 +223,8 @@ def _active_participant(ctx: PartyContext) -> dict:
             masked += _expect_array(got[p], (s.arms, s.dims), p, f"{CONTEXTS}#{t}")
         arm = choose_arm(bandit, masked, s, sampler)             # step 6
         reward = ctx.chan.exchange(FEEDBACK, send={env: arm}, recv=[env])[env]   # step 7
+        if reward is not None and (not isinstance(reward, (int, float)) or isinstance(reward, bool)):
+            raise ProtocolError(env, f"{FEEDBACK}#{t}", f"expected a reward or None, got {reward!r}")
         if reward is not None:
             bandit.update(masked[arm], float(reward))            # steps 8-10
         arms.append(arm)
