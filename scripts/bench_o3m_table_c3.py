@@ -39,6 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpcbandit.bandits.linear import LinearBandit, ucb_scores  # noqa: E402
+from mpcbandit.config import NET_PRESETS  # noqa: E402
 from mpcbandit.crypto.orthogonal_mask import (  # noqa: E402
     block_offsets, column_blocks, haar_orthogonal, prg_normal)
 from mpcbandit.mpc.prg import Prg  # noqa: E402
@@ -266,10 +267,13 @@ def mpc_statistic(x, partition, bandit):
     peers["dealer.0"] = list(MPC_PARTIES)
     results, _ = run_inproc(parties, deadline_s=600.0, peers=peers)
     err = float(np.abs(results["part.0"] - ucb_scores(x, bandit.theta, bandit.v_inv, BETA)).max())
+    one_way, bandwidth = NET_PRESETS["lan"]
+    lan = clock["rounds"] * 2 * one_way + clock["bytes"] / bandwidth
     note = (f"2 computing parties + dealer, {len(holders)} input holders, threads in one process, "
             f"no network: {clock['rounds']} online rounds (+{clock['dealer_rounds']} with the dealer), "
             f"{clock['bytes'] / 1e6:.2f} MB online at compute.0, "
-            f"fixed point L = 20, max |error| {err:.1e}")
+            f"fixed point L = 20, max |error| {err:.1e}; on a LAN add ~{lan:.3f} s "
+            f"(rounds x RTT + bytes / bandwidth)")
     return clock["s"], err, note
 
 
