@@ -5,7 +5,7 @@ Three views:
 - analytic: the paper's operation counts (App. C.1, one unit per element op, d^3 per inverse,
   Cholesky and sampling) -> relative cost VFUCB/LinUCB and VFTS/LinTS (panels a, b);
 - measured: seconds per round of our implementation (all participants' masking + the AP's
-  sum, choice and Sherman-Morrison update, one process) over centralised (the same bandit on
+  sum, choice and Sherman-Morrison update, one process, one BLAS thread) over centralised (the same bandit on
   raw contexts); fastest of a few rounds, the two timed alternately;
 - communication (panel c): the paper's count T K M d doubles + the d^2 mask (an upper bound:
   it counts the AP's own block as sent), and our measured bytes of a short real O3M run (the
@@ -25,7 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one BLAS thread: ratios of like with like on a shared box
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
