@@ -51,24 +51,39 @@ def main() -> None:
 
 
 @main.command()
-@_config_arg
+@click.argument("config", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output directory (default runs/PROTOCOL-TIMESTAMP).")
 @_seed_opt
 @_net_opt
 @_set_opt
 @click.option("--plaintext", is_flag=True, help="Run the non-private reference instead.")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Every party saves its state every N iterations (for --resume).")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Continue the run in this directory from its last checkpoint "
+                                 "(its config and options are the run's own).")
 def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
-        sets: tuple[str, ...], plaintext: bool) -> None:
+        sets: tuple[str, ...], plaintext: bool, checkpoint_every: int | None,
+        resume_dir: Path | None) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
-    from mpcbandit.launch import run_local
+    from mpcbandit.launch import resume_run, run_local
 
-    overrides = _overrides(sets, seed, net)
+    if (config is None) == (resume_dir is None):
+        raise click.UsageError("give CONFIG, or --resume DIR (not both)")
     try:
+        if resume_dir is not None:
+            if sets or seed is not None or net or plaintext or checkpoint_every:
+                raise click.UsageError("--resume takes the run's own config and options; "
+                                       "give no --set/--seed/--net/--plaintext/--checkpoint-every")
+            resume_run(resume_dir, echo=click.echo)
+            return
+        overrides = _overrides(sets, seed, net)
         cfg = load_config(config, overrides)
         if out_dir is None:
             out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
-        run_local(config, overrides, out_dir, plaintext=plaintext, echo=click.echo)
+        run_local(config, overrides, out_dir, plaintext=plaintext, echo=click.echo,
+                  checkpoint_every=checkpoint_every or 0)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
 
@@ -83,11 +98,19 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
               help="Write this party's result JSON here.")
 @click.option("--progress", type=click.Path(dir_okay=False, path_type=Path), default=None,
               hidden=True)
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where this party saves checkpoints (with --checkpoint-every).")
+@click.option("--checkpoint-every", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Save state every N iterations.")
+@click.option("--resume-from", type=click.IntRange(min=0), default=None, metavar="ITERATION",
+              help="Continue from this party's checkpoint at ITERATION.")
 @_seed_opt
 @_net_opt
 @_set_opt
 def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
-          progress: Path | None, seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+          progress: Path | None, checkpoint_dir: Path | None, checkpoint_every: int,
+          resume_from: int | None, seed: int | None, net: str | None,
+          sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from parties import run_party, write_json_atomic
 
@@ -95,8 +118,11 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
         cfg = load_config(config, _overrides(sets, seed, net))
         if session is None:
             session = hashlib.sha256(json.dumps(cfg.raw, sort_keys=True).encode()).hexdigest()[:16]
+        if (checkpoint_every or resume_from is not None) and checkpoint_dir is None:
+            raise click.UsageError("--checkpoint-every/--resume-from need --checkpoint-dir")
         out = run_party(cfg, role, index, session=session, result_path=result,
-                        progress_path=progress)
+                        progress_path=progress, checkpoint_dir=checkpoint_dir,
+                        checkpoint_every=checkpoint_every, resume_from=resume_from)
     except BaseException as e:  # noqa: BLE001 - reported to the launcher, then re-raised as exit
         reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if result is not None:
@@ -126,6 +152,24 @@ def check(config: Path, seed: int | None, net: str | None, sets: tuple[str, ...]
     for p in cfg.parties():
         addr = p.address if not p.address.endswith(":0") else f"{p.address[:-2]}:(picked by run)"
         click.echo(f"{p.role:<16} {p.index:>5}  {addr}")
+
+
+@main.command()
+@_config_arg
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Directory for the keys (one secret file per party, mode 0600) and roster.json.")
+@_set_opt
+def keys(config: Path, out_dir: Path, sets: tuple[str, ...]) -> None:
+    """Write a CURVE keypair per party of CONFIG and a roster of public keys."""
+    from mpcbandit.net.security import write_keys
+
+    try:
+        cfg = load_config(config, list(sets))
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+    roster = write_keys(out_dir, cfg.parties())
+    click.echo(f"wrote {len(cfg.parties())} keypairs and {roster}; give each party its own "
+               f"<name>.key_secret and everyone roster.json, then set run.keys_dir")
 
 
 if __name__ == "__main__":

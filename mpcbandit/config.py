@@ -35,6 +35,8 @@ __all__ = [
 
 PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
+    "feducb": "mpcbandit.protocols.feducb",
+    "jdp": "mpcbandit.protocols.jdp",
     "mpcops": "mpcbandit.protocols.mpcops",
     "o3m": "mpcbandit.protocols.o3m",
 }
@@ -170,8 +172,9 @@ class RunSection:
     deadline_s: float = spec(30.0, min=0.05, doc="every receive waits at most this long")
     startup_s: float = spec(60.0, min=0.05, doc="how long a party waits for its peers' hello")
     net: str | dict[str, float] = spec("none", doc="none | lan | wan | {one_way_ms, mbit_s}")
-    security: str = spec("none", choices=("none", "curve"))
-    keys_dir: str = spec("", doc="directory of CURVE keys (security = 'curve')")
+    security: str = spec("curve", choices=("none", "curve"),
+                         doc="CurveZMQ on every socket unless 'none' (local tests only)")
+    keys_dir: str = spec("", doc="CURVE keys from `mpcbandit keys`; `run` makes fresh ones if empty")
     max_message_mb: float = spec(256.0, min=0.001, max=2048.0)
 
     def validate(self, path: str) -> None:
@@ -209,7 +212,8 @@ class RunSection:
 class NetworkSection:
     """Where parties listen: a host and consecutive ports, or one address per party."""
 
-    host: str = spec("127.0.0.1")
+    host: str = spec("127.0.0.1", doc="host of every party, or a template such as "
+                                       "'{role}-{index}' (one host per party: compose services)")
     base_port: int = spec(0, min=0, max=65535, doc="0: `run` picks free ports")
     bind: str = spec("address", choices=("address", "any"),
                      doc="bind the party's own address, or all interfaces (containers)")
@@ -289,14 +293,21 @@ def _assign_addresses(roles: list[tuple[str, int]], net: NetworkSection) -> list
             port = net.base_port + k if net.base_port else 0
             if port > 65535:
                 raise ConfigError(key, f"{net.base_port} + {len(roles)} parties runs past port 65535")
-            addr = f"tcp://{net.host}:{port}"
+            try:
+                host = net.host.format(role=role, index=index)
+            except (KeyError, IndexError, ValueError) as e:
+                raise ConfigError("network.host", f"{net.host!r} is not a host or a template "
+                                  f"using {{role}} and {{index}} ({e})") from None
+            addr = f"tcp://{host}:{port}"
         if addr.endswith(":0"):  # port chosen at launch; nothing to check yet
             parties.append(Party(role, index, addr))
             continue
         host, port = _parse_tcp(addr, key)
         if (host, port) in seen:
-            raise ConfigError(key, f"duplicate address {addr}: used by {seen[(host, port)]} and {name}")
-        seen[(host, port)] = name
+            other, other_key = seen[(host, port)]
+            blame = other_key if key == "network.base_port" else key
+            raise ConfigError(blame, f"duplicate address {addr}: used by {other} and {name}")
+        seen[(host, port)] = (name, key)
         parties.append(Party(role, index, addr))
     return parties
 

@@ -20,10 +20,13 @@ from pathlib import Path
 
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import PartyFailed
-from mpcbandit.protocols import get_protocol
+from mpcbandit.net.security import write_keys
+from mpcbandit.errors import MpcBanditError
+from mpcbandit.protocols import checkpoint_iterations, get_protocol
 from mpcbandit.results import build_summary, format_summary, write_summary
 
-__all__ = ["run_local", "run_plaintext", "pick_base_port", "project_root"]
+__all__ = ["run_local", "run_plaintext", "resume_run", "common_checkpoint", "pick_base_port",
+           "project_root"]
 
 _POLL_S = 0.05
 _KILL_GRACE_S = 1.0
@@ -139,8 +142,46 @@ class _Progress:
             self.echo(line)
 
 
+def common_checkpoint(out_dir: Path, names: list[str]) -> int:
+    """The last iteration every party checkpointed in out_dir."""
+    sets = [set(checkpoint_iterations(out_dir / "checkpoints" / n)) for n in names]
+    common = set.intersection(*sets) if sets else set()
+    if not common:
+        raise MpcBanditError(f"no iteration was checkpointed by all of {', '.join(names)} in "
+                             f"{out_dir / 'checkpoints'}: nothing to resume")
+    return max(common)
+
+
+def prune_checkpoints(out_dir: Path, names: list[str]) -> None:
+    """Delete checkpoints older than the last iteration every party has checkpointed."""
+    try:
+        keep_from = common_checkpoint(out_dir, names)
+    except MpcBanditError:
+        return
+    for n in names:
+        folder = out_dir / "checkpoints" / n
+        for it in checkpoint_iterations(folder):
+            if it < keep_from:
+                (folder / f"{it}.ckpt").unlink(missing_ok=True)
+
+
+def resume_run(out_dir: Path, echo=print) -> dict:
+    """Continue the run in out_dir from the last iteration all its parties checkpointed."""
+    out_dir = Path(out_dir)
+    try:
+        meta = json.loads((out_dir / "run.json").read_text())
+    except FileNotFoundError:
+        raise MpcBanditError(f"{out_dir} holds no run to resume (no run.json)") from None
+    cfg = load_config(meta["config"], meta["overrides"])
+    start = common_checkpoint(out_dir, [p.name for p in cfg.parties()])
+    echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
+    return run_local(meta["config"], meta["overrides"], out_dir, echo=echo,
+                     checkpoint_every=meta["checkpoint_every"], resume_from=start)
+
+
 def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
-              plaintext: bool = False, echo=print) -> dict:
+              plaintext: bool = False, echo=print, checkpoint_every: int = 0,
+              resume_from: int | None = None) -> dict:
     """Run every party of the config as a local process; return the summary."""
     overrides = list(overrides)
     cfg = load_config(config_path, overrides)  # every config error surfaces here, before spawning
@@ -148,11 +189,21 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
     out_dir.mkdir(parents=True, exist_ok=True)
     if plaintext:
         return run_plaintext(cfg, out_dir, echo)
+    if resume_from is None:
+        (out_dir / "run.json").write_text(json.dumps(
+            {"config": str(Path(config_path).resolve()), "overrides": overrides,
+             "checkpoint_every": checkpoint_every}, indent=1))
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
-        overrides.append(f"network.base_port={pick_base_port(cfg.network.host, len(parties))}")
+        host = parties[0].address[len("tcp://"):].rpartition(":")[0]
+        overrides.append(f"network.base_port={pick_base_port(host, len(parties))}")
         cfg = load_config(config_path, overrides)
         parties = cfg.parties()
+    if cfg.run.security == "curve" and not cfg.run.keys_dir:
+        keys_dir = (out_dir / "keys").resolve()
+        write_keys(keys_dir, parties)  # fresh keys for this local run
+        overrides.append(f"run.keys_dir={json.dumps(str(keys_dir))}")
+        cfg = load_config(config_path, overrides)
     session = secrets.token_hex(8)
     for sub in ("parties", "logs", "progress"):
         (out_dir / sub).mkdir(exist_ok=True)
@@ -173,12 +224,18 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
                    "--result", str(result), "--progress", str(progress)]
             for o in overrides:
                 cmd += ["--set", o]
+            if checkpoint_every or resume_from is not None:
+                cmd += ["--checkpoint-dir", str(out_dir / "checkpoints"),
+                        "--checkpoint-every", str(checkpoint_every)]
+            if resume_from is not None:
+                cmd += ["--resume-from", str(resume_from)]
             with open(log, "wb") as logf:
                 procs[p.name] = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
                                                  stdin=subprocess.DEVNULL, env=env,
                                                  preexec_fn=_die_with_parent)
             files[p.name] = (result, log)
         progress = _Progress([out_dir / "progress" / p.name for p in parties], echo)
+        last_prune = time.monotonic()
         while True:
             failed = [(n, p.returncode) for n, p in procs.items()
                       if p.poll() is not None and p.returncode != 0]
@@ -190,6 +247,9 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
             if all(p.returncode == 0 for p in procs.values()):
                 break
             progress.show()
+            if checkpoint_every and time.monotonic() - last_prune > 1.0:
+                prune_checkpoints(out_dir, [p.name for p in parties])
+                last_prune = time.monotonic()
             time.sleep(_POLL_S)
         progress.show(final=True)
     except BaseException:
@@ -199,6 +259,7 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
     results = [json.loads(files[p.name][0].read_text()) for p in parties]
     fields = get_protocol(cfg.protocol).summarize(cfg, results)
     summary = build_summary(cfg, fields, results, wall)
+    summary["resumed_from"] = resume_from
     path = write_summary(out_dir, summary)
     echo(format_summary(summary) + f"\nsummary: {path}")
     return summary

@@ -12,6 +12,7 @@ from pathlib import Path
 from mpcbandit.config import Config
 from mpcbandit.errors import ConfigError
 from mpcbandit.net.channel import Channel
+from mpcbandit.net.security import load_curve
 from mpcbandit.net.zmq_link import ZmqLink
 from mpcbandit.protocols import PartyContext, get_protocol
 
@@ -34,22 +35,27 @@ def _bind_address(cfg: Config, address: str, name: str) -> str:
 
 
 def run_party(cfg: Config, role: str, index: int, *, session: str,
-              result_path: Path | None = None, progress_path: Path | None = None) -> dict:
+              result_path: Path | None = None, progress_path: Path | None = None,
+              checkpoint_dir: Path | None = None, checkpoint_every: int = 0,
+              resume_from: int | None = None) -> dict:
     """Run one party of cfg to completion and return (and optionally write) its result."""
     proto = get_protocol(cfg.protocol)
     me = cfg.party(role, index)
     address_of = {p.name: p.address for p in cfg.parties()}
     peer_names = proto.peers_of(cfg.section, role, index)
+    curve = load_curve(cfg.run.keys_dir, me.name, peer_names) if cfg.run.security == "curve" else None
     link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
                    {p: address_of[p] for p in peer_names},
-                   max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s))
+                   max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
+                   curve=curve)
     chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
                    max_bytes=cfg.run.max_message_bytes, net=cfg.net)
     try:
         link.hello(cfg.run.startup_s)
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            out_dir=result_path.parent if result_path else None,
-                           progress_path=progress_path)
+                           progress_path=progress_path, checkpoint_dir=checkpoint_dir,
+                           checkpoint_every=checkpoint_every, resume_from=resume_from)
         chan.start_clock()
         t0 = time.perf_counter()
         output = proto.run_role(ctx)

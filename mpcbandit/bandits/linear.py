@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["argmax_first", "sherman_morrison", "ridge_theta", "ucb_scores", "ts_theta", "ts_scores",
-           "psd_sqrt", "LinearBandit"]
+           "psd_sqrt", "LinearBandit", "ucb_arms", "oful_beta", "logdet"]
 
 
 def argmax_first(scores: np.ndarray, tie_tol: float = 0.0) -> int:
@@ -72,6 +72,33 @@ def ts_scores(contexts: np.ndarray, theta: np.ndarray, v_inv: np.ndarray, v: flo
                                  full_matrices=False)
         noise = u @ (sv * (u.T @ z))
     return contexts @ theta + v * noise
+
+
+def logdet(v: np.ndarray) -> np.ndarray:
+    """log det V for a symmetric positive definite V or a stack of them (..., d, d)."""
+    sign, value = np.linalg.slogdet(v)
+    return np.where(sign > 0, value, -np.inf)
+
+
+def oful_beta(logdet_v, dims: int, rho_min: float, rho_max: float, gamma: float, *,
+              sigma: float = 0.5, s: float = 1.0, alpha: float = 0.1):
+    """Confidence radius with changing regularizers (Shariff & Sheffet 2018, Prop. 4):
+    sigma sqrt(2 ln(2/alpha) + log det V - d ln rho_min) + S sqrt(rho_max) + gamma.
+
+    With rho_min = rho_max = lambda and gamma = 0 it is the OFUL radius of ridge LinUCB.
+    """
+    inner = 2 * np.log(2 / alpha) + np.asarray(logdet_v) - dims * np.log(rho_min)
+    return sigma * np.sqrt(np.maximum(inner, 0.0)) + s * np.sqrt(rho_max) + gamma
+
+
+def ucb_arms(v: np.ndarray, u: np.ndarray, contexts: np.ndarray, beta) -> np.ndarray:
+    """LinUCB's arms for a batch of statistics given directly (noisy ones allowed):
+    argmax_k x_k^T V^{-1} u + beta ||x_k||_{V^{-1}}, with v (B,d,d), u (B,d), contexts (B,K,d)."""
+    v_inv = np.linalg.inv(v)
+    theta = np.einsum("bde,be->bd", v_inv, u)
+    width = np.sqrt(np.maximum(np.einsum("bkd,bde,bke->bk", contexts, v_inv, contexts), 0.0))
+    scores = np.einsum("bkd,bd->bk", contexts, theta) + np.asarray(beta).reshape(-1, 1) * width
+    return np.argmax(scores, axis=1)
 
 
 class LinearBandit:

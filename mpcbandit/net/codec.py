@@ -27,6 +27,8 @@ __all__ = [
     "encode",
     "decode",
     "frames_nbytes",
+    "pack_value",
+    "unpack_value",
 ]
 
 VERSION = 1
@@ -40,7 +42,6 @@ MAX_NDIM = 32
 _ENVELOPE_KEYS = frozenset(("v", "session", "seq", "sender", "tag", "body"))
 _INLINE_KEYS = frozenset(("__nd__", "dtype", "shape", "bytes"))
 _FRAME_KEYS = frozenset(("__nd__", "dtype", "shape", "frame"))
-_INT_RANGE = (-(2**63), 2**64 - 1)
 
 
 @dataclass(frozen=True)
@@ -62,20 +63,7 @@ def _bigint(value: int) -> dict:
     return {"__bigint__": value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)}
 
 
-def _with_bigints(obj: Any) -> Any:
-    """Copy of obj with out-of-range ints wrapped (slow path, only after an OverflowError)."""
-    if isinstance(obj, bool) or obj is None:
-        return obj
-    if isinstance(obj, int):
-        return obj if _INT_RANGE[0] <= obj <= _INT_RANGE[1] else _bigint(obj)
-    if isinstance(obj, dict):
-        return {k: _with_bigints(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_with_bigints(v) for v in obj]
-    return obj
-
-
-def encode(env: Envelope) -> list:
+def encode(env: Envelope, out_of_band_bytes: float = OUT_OF_BAND_BYTES) -> list:
     """Frames for env: the msgpack envelope, then one buffer per large array."""
     buffers: list = []
 
@@ -84,25 +72,22 @@ def encode(env: Envelope) -> list:
             dtype = obj.dtype.str
             if dtype not in ALLOWED_DTYPES:
                 raise TypeError(f"array dtype {obj.dtype} is not allowed on the wire")
-            arr = np.ascontiguousarray(obj)
-            if arr.nbytes >= OUT_OF_BAND_BYTES:
+            arr = obj if obj.flags.c_contiguous else obj.copy(order="C")
+            if arr.nbytes >= out_of_band_bytes:
                 buffers.append(memoryview(arr).cast("B"))
                 return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape),
                         "frame": len(buffers) - 1}
             return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape), "bytes": arr.tobytes()}
         if isinstance(obj, np.generic):
             return obj.item()
+        if isinstance(obj, int):  # msgpack hands us ints beyond 64 bits
+            return _bigint(obj)
         raise TypeError(f"cannot send a {type(obj).__name__} (allowed: None, bool, int, float, "
                         "str, bytes, list, tuple, dict with str keys, numpy arrays)")
 
     msg = {"v": env.v, "session": env.session, "seq": env.seq, "sender": env.sender,
            "tag": env.tag, "body": env.body}
-    try:
-        head = msgpack.packb(msg, default=default, use_bin_type=True, strict_types=False)
-    except OverflowError:
-        buffers.clear()
-        msg["body"] = _with_bigints(env.body)
-        head = msgpack.packb(msg, default=default, use_bin_type=True)
+    head = msgpack.packb(msg, default=default, use_bin_type=True)
     return [head, *buffers]
 
 
@@ -148,7 +133,9 @@ def _array(obj: dict, buffers: list, used: set, max_bytes: int) -> np.ndarray:
     if len(data) != nbytes:
         raise _Reject(f"array shape {shape} x {dt.itemsize} bytes = {nbytes} "
                       f"but {len(data)} bytes were sent")
-    return np.frombuffer(data, dtype=dt).reshape(shape).copy()
+    arr = np.frombuffer(data, dtype=dt).reshape(shape)
+    # a zero-copy zmq buffer is writable and ours alone; bytes are not: copy those
+    return arr if arr.flags.writeable else arr.copy()
 
 
 def decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
@@ -192,3 +179,14 @@ def decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
         raise ProtocolError(peer, tag, f"{len(buffers) - len(used)} buffer frame(s) not referenced")
     return Envelope(session=msg["session"], seq=msg["seq"], sender=msg["sender"],
                     tag=msg["tag"], body=msg["body"], v=msg["v"])
+
+
+def pack_value(obj: Any, label: str) -> bytes:
+    """obj as one self-contained msgpack blob (arrays inline), e.g. for a checkpoint file."""
+    return encode(Envelope(session="file", seq=0, sender="", tag=label, body=obj),
+                  out_of_band_bytes=float("inf"))[0]
+
+
+def unpack_value(data: bytes, label: str, max_bytes: int = 2**40) -> Any:
+    """Inverse of pack_value; a damaged blob raises ProtocolError naming label."""
+    return decode([data], "file", label, max_bytes).body

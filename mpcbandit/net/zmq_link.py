@@ -5,6 +5,10 @@ Sending through a DEALER queues messages until the peer is up, so nothing is dro
 ROUTER that has not heard from its peer yet; the ROUTER still sets ROUTER_MANDATORY so a
 reply through it could never vanish silently. At start every party says hello to each peer
 and waits (bounded) for each peer's hello.
+
+With CURVE (``curve`` given) the authenticator runs before anything binds, is checked to
+refuse an unknown key, and the sender of every message is the party whose key it proved
+(ZAP User-Id), never the routing id it declared.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from collections import deque
 import zmq
 
 from mpcbandit.errors import PeerTimeout, ProtocolError
+from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
 
 __all__ = ["ZmqLink", "HELLO_TAG"]
 
 HELLO_TAG = b""
+_ZERO_COPY_BYTES = 64 * 1024
 _HELLO = b"hello"
 
 
@@ -26,32 +32,53 @@ class ZmqLink:
     """Frames between this party and its peers over ZeroMQ TCP."""
 
     def __init__(self, me: str, bind_addr: str, peers: dict[str, str], *, max_bytes: int,
-                 linger_s: float = 2.0):
+                 linger_s: float = 2.0, curve: CurveSetup | None = None):
         self.me = me
         self.peers = dict(peers)
+        self.curve = curve
         self._linger_ms = int(linger_s * 1000)
         self._ctx = zmq.Context()
         self._pending: deque = deque()
-        self.router = self._ctx.socket(zmq.ROUTER)
-        self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        self.router.setsockopt(zmq.LINGER, 0)
-        self.router.setsockopt(zmq.RCVHWM, 0)
-        # zmq drops an oversize message and the connection; leave headroom so frames just
-        # above our cap reach the codec and get a named ProtocolError instead
-        self.router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
+        self._rcvtimeo = -1
+        self.auth: PartyAuthenticator | None = None
         try:
-            self.router.bind(bind_addr)
-        except zmq.ZMQError as e:
-            self._ctx.destroy(linger=0)
-            raise OSError(f"{me} cannot bind {bind_addr}: {e}") from None
-        self.dealers: dict[str, zmq.Socket] = {}
-        for peer, addr in self.peers.items():
-            d = self._ctx.socket(zmq.DEALER)
-            d.setsockopt(zmq.ROUTING_ID, me.encode())
-            d.setsockopt(zmq.LINGER, 0)
-            d.setsockopt(zmq.SNDHWM, 0)
-            d.connect(addr)
-            self.dealers[peer] = d
+            if curve is not None:
+                self.auth = PartyAuthenticator(self._ctx, curve.roster, set(self.peers)).start_for()
+            self.router = self._socket(zmq.ROUTER)
+            self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            self.router.setsockopt(zmq.RCVHWM, 0)
+            # zmq drops an oversize message and the connection; leave headroom so frames just
+            # above our cap reach the codec and get a named ProtocolError instead
+            self.router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
+            if curve is not None:
+                self.router.curve_server = True
+            try:
+                self.router.bind(bind_addr)
+            except zmq.ZMQError as e:
+                raise OSError(f"{me} cannot bind {bind_addr}: {e}") from None
+            if curve is not None:
+                check_refuses_unknown_keys(self._ctx, bind_addr, curve.keypair.public)
+                self.auth.refused.clear()
+            self.dealers: dict[str, zmq.Socket] = {}
+            for peer, addr in self.peers.items():
+                d = self._socket(zmq.DEALER)
+                d.setsockopt(zmq.ROUTING_ID, me.encode())
+                d.setsockopt(zmq.SNDHWM, 0)
+                if curve is not None:
+                    d.curve_serverkey = curve.roster.keys[peer]
+                d.connect(addr)
+                self.dealers[peer] = d
+        except BaseException:
+            self._teardown(linger_ms=0)
+            raise
+
+    def _socket(self, kind: int) -> zmq.Socket:
+        sock = self._ctx.socket(kind)
+        sock.setsockopt(zmq.LINGER, 0)
+        if self.curve is not None:
+            sock.curve_publickey = self.curve.keypair.public
+            sock.curve_secretkey = self.curve.keypair.secret
+        return sock
 
     def hello(self, timeout_s: float) -> None:
         """Greet every peer and wait until every peer has greeted us."""
@@ -61,44 +88,84 @@ class ZmqLink:
         deadline = time.monotonic() + timeout_s
         while waiting:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not self.router.poll(int(remaining * 1000) + 1):
+            got = self._recv(remaining) if remaining > 0 else None
+            if got is None:
                 if time.monotonic() >= deadline:
-                    raise PeerTimeout(", ".join(sorted(waiting)), "hello", timeout_s)
+                    err = PeerTimeout(", ".join(sorted(waiting)), "hello", timeout_s)
+                    if self.auth is not None and self.auth.refused:
+                        err.args = (f"{err}; refused connection(s) with unknown CURVE key(s) "
+                                    f"{', '.join(sorted(set(self.auth.refused)))}",)
+                    raise err
                 continue
-            sender, tag, frames = self._recv()
-            if tag == HELLO_TAG:
-                waiting.discard(sender)
+            if got[1] == HELLO_TAG:
+                waiting.discard(got[0])
             else:
-                self._pending.append((sender, tag, frames))
+                self._pending.append(got)
 
     def send(self, peer: str, tag: bytes, frames: list) -> None:
         """Queue [tag, *frames] for peer (never blocks: the send queue is unbounded)."""
-        self.dealers[peer].send_multipart([tag, *frames], copy=False)
+        sock = self.dealers[peer]
+        sock.send(tag, zmq.SNDMORE)
+        last = len(frames) - 1
+        for i, f in enumerate(frames):
+            # zero-copy pays off only for large buffers; small ones are cheaper copied
+            sock.send(f, zmq.SNDMORE if i < last else 0, copy=len(f) < _ZERO_COPY_BYTES)
 
     def poll(self, timeout_s: float) -> tuple[str, bytes, list] | None:
         """The next (sender, tag, frames) within timeout_s, or None."""
         while True:
             if self._pending:
                 return self._pending.popleft()
-            if not self.router.poll(max(0, int(timeout_s * 1000))):
+            got = self._recv(timeout_s)
+            if got is None:
                 return None
-            got = self._recv()
             if got[1] != HELLO_TAG:  # a late or repeated hello carries nothing
                 return got
             timeout_s = 0
 
-    def _recv(self) -> tuple[str, bytes, list]:
-        parts = self.router.recv_multipart(copy=False)
-        ident = parts[0].bytes
-        sender = ident.decode("utf-8", "replace")
-        if len(parts) < 3:
-            raise ProtocolError(sender, "?", f"multipart message of {len(parts) - 1} frames, "
+    def _recv(self, timeout_s: float) -> tuple[str, bytes, list] | None:
+        # a blocking recv with a timeout wakes faster than poll() followed by recv()
+        ms = max(0, int(timeout_s * 1000))
+        if ms != self._rcvtimeo:
+            self.router.setsockopt(zmq.RCVTIMEO, ms)
+            self._rcvtimeo = ms
+        try:
+            first = self.router.recv(copy=False)
+        except zmq.Again:
+            return None
+        routing_id = first.bytes.decode("utf-8", "replace")
+        sender = routing_id
+        if self.curve is not None:
+            sender = first.get("User-Id")
+            if sender != routing_id:
+                self._drain()
+                raise ProtocolError(sender or "?", "?", f"declares routing id '{routing_id}' but "
+                                    f"its CURVE key belongs to '{sender or 'no party'}'")
+        parts = []
+        while self.router.getsockopt(zmq.RCVMORE):
+            # first two frames (tag, envelope) are small: copy; buffers: zero-copy, writable
+            if len(parts) < 2:
+                parts.append(self.router.recv())
+            else:
+                parts.append(self.router.recv(copy=False).buffer)
+        if len(parts) < 2:
+            raise ProtocolError(sender, "?", f"multipart message of {len(parts)} frames, "
                                              "expected [tag, envelope, *buffers]")
-        return sender, parts[1].bytes, [parts[2].bytes, *(p.buffer for p in parts[3:])]
+        return sender, parts[0], parts[1:]
+
+    def _drain(self) -> None:
+        while self.router.getsockopt(zmq.RCVMORE):
+            self.router.recv()
 
     def close(self) -> None:
         """Give queued messages a bounded time to leave, then release every socket."""
-        for d in self.dealers.values():
-            d.close(linger=self._linger_ms)
-        self.router.close(linger=0)
+        self._teardown(self._linger_ms)
+
+    def _teardown(self, linger_ms: int) -> None:
+        for d in getattr(self, "dealers", {}).values():
+            d.close(linger=linger_ms)
+        if hasattr(self, "router"):
+            self.router.close(linger=0)
+        if self.auth is not None:
+            self.auth.stop()
         self._ctx.term()

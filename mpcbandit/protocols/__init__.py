@@ -8,6 +8,7 @@ how per-party outputs become the summary. Register it in ``mpcbandit.config.PROT
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +17,12 @@ from typing import Any, Callable
 import numpy as np
 
 from mpcbandit.config import Config, import_protocol_module
+from mpcbandit.errors import MpcBanditError
 from mpcbandit.net.channel import Channel
+from mpcbandit.net.codec import pack_value, unpack_value
 
-__all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers"]
+__all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng",
+           "checkpoint_iterations"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,9 @@ class PartyContext:
     chan: Channel
     out_dir: Path | None = None
     progress_path: Path | None = None
+    checkpoint_dir: Path | None = None
+    checkpoint_every: int = 0
+    resume_from: int | None = None
     _last_progress: float = field(default=0.0, repr=False)
 
     @property
@@ -84,6 +91,44 @@ class PartyContext:
         tmp = self.progress_path.with_name(self.progress_path.name + ".tmp")
         tmp.write_text(f"{iteration} {total or 0} {self.chan.stats.total().rounds}\n")
         tmp.replace(self.progress_path)
+
+
+    def checkpoint(self, iteration: int, state: Any) -> None:
+        """After `iteration` iterations, save this party's state when a checkpoint is due.
+
+        State is what the party needs to go on (its shares, counters, histories, generator
+        positions), never unused dealer material. Written atomically, mode 0600.
+        """
+        if not self.checkpoint_every or iteration % self.checkpoint_every or self.checkpoint_dir is None:
+            return
+        folder = self.checkpoint_dir / self.name
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{iteration}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(pack_value({"iteration": iteration, "state": state}, f"checkpoint {self.name}"))
+            f.flush()
+            os.fsync(f.fileno())
+        # a party that only sends can run far ahead of the others, so it keeps every
+        # checkpoint; the launcher prunes those older than the last one all parties share
+        tmp.replace(folder / f"{iteration}.ckpt")
+
+    def resume(self) -> tuple[int, Any] | None:
+        """(iteration, state) to continue from when this run resumes, else None."""
+        if self.resume_from is None:
+            return None
+        path = self.checkpoint_dir / self.name / f"{self.resume_from}.ckpt"
+        try:
+            data = unpack_value(path.read_bytes(), f"checkpoint {path}")
+        except FileNotFoundError:
+            raise MpcBanditError(f"{self.name} has no checkpoint at iteration "
+                                 f"{self.resume_from} ({path})") from None
+        return data["iteration"], data["state"]
+
+
+def checkpoint_iterations(folder: Path) -> list[int]:
+    """Iterations checkpointed in a party's folder, ascending."""
+    return sorted(int(p.stem) for p in folder.glob("*.ckpt") if p.stem.isdigit())
 
 
 def seeded_rng(seed: int, purpose: str) -> np.random.Generator:

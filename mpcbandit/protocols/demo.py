@@ -2,11 +2,13 @@
 
 Input holders I_1..I_n secret-share their vectors over Z/2^64 to computing parties
 C_1..C_m; each C_j adds the shares it holds (no communication) and sends its share of the
-sum to the output party O alone, who reconstructs. Rounds on the critical path: 2.
+sum to the output party O alone, who reconstructs. Rounds on the critical path: 2 per
+iteration; each iteration sums fresh inputs.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +28,7 @@ class DemoSection:
     inputs: int = spec(2, min=2, max=64, doc="input holders (n >= 2)")
     computing: int = spec(2, min=2, max=64, doc="computing parties (at least 2, else no secrecy)")
     length: int = spec(16, min=1, max=10_000_000, doc="entries per input vector")
+    iterations: int = spec(1, min=1, doc="repeat the secure sum on fresh inputs")
 
 
 def roles(s: DemoSection) -> list[tuple[str, int]]:
@@ -42,44 +45,57 @@ def peers(s: DemoSection, role: str, index: int) -> list[str]:
     return computes
 
 
-def input_vector(seed: int, index: int, length: int) -> np.ndarray:
-    """Input holder index's private vector (reproducible from the seed, for checking)."""
-    return seeded_rng(seed, f"demo/input/{index}").integers(0, 2**64, size=length, dtype=np.uint64)
+def input_vector(seed: int, index: int, length: int, iteration: int = 0) -> np.ndarray:
+    """Input holder index's private vector at an iteration (reproducible, for checking)."""
+    rng = seeded_rng(seed, f"demo/input/{index}/{iteration}")
+    return rng.integers(0, 2**64, size=length, dtype=np.uint64)
+
+
+def chain(digest: bytes, total: np.ndarray) -> bytes:
+    """Running digest of every opened sum (resumable, unlike a hashlib object)."""
+    return hashlib.sha256(digest + total.tobytes()).digest()
 
 
 def run_role(ctx: PartyContext) -> dict:
     s: DemoSection = ctx.section
     computes = [f"{COMPUTE}.{j}" for j in range(s.computing)]
     inputs = [f"{INPUT}.{i}" for i in range(s.inputs)]
-    if ctx.role == INPUT:
-        x = input_vector(ctx.config.seed, ctx.index, s.length)
-        shares = share(x, s.computing, Prg())
-        ctx.chan.exchange("share", send=dict(zip(computes, shares)))
-        ctx.progress(1, 1)
+    prg = Prg()
+    start, state = ctx.resume() or (0, {"digest": b"", "sum": []})
+    digest, result = state["digest"], state["sum"]
+    for t in range(start, s.iterations):
+        if ctx.role == INPUT:
+            x = input_vector(ctx.config.seed, ctx.index, s.length, t)
+            ctx.chan.exchange("share", send=dict(zip(computes, share(x, s.computing, prg))))
+        elif ctx.role == COMPUTE:
+            got = ctx.chan.exchange("share", recv=inputs)
+            total = reconstruct([got[p] for p in inputs])  # sum of shares = share of the sum
+            ctx.chan.exchange("open_to", send={f"{OUTPUT}.0": total})
+        else:
+            got = ctx.chan.exchange("open_to", recv=computes)
+            total = reconstruct([got[p] for p in computes])
+            digest, result = chain(digest, total), [int(v) for v in total]
+        ctx.checkpoint(t + 1, {"digest": digest, "sum": result})
+        ctx.progress(t + 1, s.iterations)
+    if ctx.role != OUTPUT:
         return {}
-    if ctx.role == COMPUTE:
-        got = ctx.chan.exchange("share", recv=inputs)
-        total = reconstruct([got[p] for p in inputs])  # sum of shares = share of the sum
-        ctx.chan.exchange("open_to", send={f"{OUTPUT}.0": total})
-        ctx.progress(1, 1)
-        return {}
-    got = ctx.chan.exchange("open_to", recv=computes)
-    result = reconstruct([got[p] for p in computes])
-    ctx.progress(1, 1)
-    return {"sum": [int(v) for v in result]}
+    return {"sum": result, "digest": digest.hex()}
 
 
 def plaintext(cfg: Config) -> dict:
     s: DemoSection = cfg.section
-    total = np.zeros(s.length, dtype=np.uint64)
-    for i in range(s.inputs):
-        total += input_vector(cfg.seed, i, s.length)
-    return {"iterations": 1, "sum": [int(v) for v in total]}
+    digest = b""
+    for t in range(s.iterations):
+        total = np.zeros(s.length, dtype=np.uint64)
+        for i in range(s.inputs):
+            total += input_vector(cfg.seed, i, s.length, t)
+        digest = chain(digest, total)
+    return {"iterations": s.iterations, "sum": [int(v) for v in total], "digest": digest.hex()}
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
-    out = next(r for r in results if r["role"] == OUTPUT)
-    return {"iterations": 1, "sum": out["output"]["sum"]}
+    out = next(r for r in results if r["role"] == OUTPUT)["output"]
+    return {"iterations": cfg.section.iterations, "sum": out["sum"], "digest": out["digest"]}
 
 
 PROTOCOL = Protocol(name="demo", section=DemoSection, roles=roles, run_role=run_role,

@@ -1,0 +1,46 @@
+"""PRIVATIZER (Dubey & Pentland 2020, Alg. 2): a tree over one party's augmented Gram matrices.
+
+The caller inserts Q = sum [x y]^T [x y] over the rounds since its last release; the tree
+returns the noisy running sum M~, whose top-left d x d block is U^ = U + H and whose last
+column's first d entries are u^ = u + h (steps 10-14).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpcbandit.dp.accounting import PrivacyParams
+from mpcbandit.dp.noise import NormalSource
+from mpcbandit.dp.tree import TreeMechanism
+
+__all__ = ["Privatizer", "augmented_gram", "split_release"]
+
+
+def augmented_gram(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """sum_t [x_t y_t]^T [x_t y_t] for rows x_t of xs (n x d) and rewards ys (n,)."""
+    a = np.column_stack([np.atleast_2d(xs), np.atleast_1d(ys)])
+    return a.T @ a
+
+
+def split_release(released: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(U^, u^) from a released (d+1) x (d+1) matrix."""
+    d = released.shape[0] - 1
+    u_hat = released[:d, :d]
+    return (u_hat + u_hat.T) / 2, released[:d, d].copy()
+
+
+class Privatizer:
+    """One party's tree-based mechanism with the noise of `params` (Alg. 2 steps 2-7)."""
+
+    def __init__(self, params: PrivacyParams, src: NormalSource):
+        self.params = params
+        self.tree = TreeMechanism(params.dims + 1, params.releases, params.node_noise(src),
+                                  shift=params.shift)
+
+    def initial(self) -> tuple[np.ndarray, np.ndarray]:
+        """(H, h) before any data: the empty prefix (one noise node, plus the shift)."""
+        return split_release(self.tree.release())
+
+    def privatize(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Insert Q and return (U^, u^) = noisy running sums (Alg. 2 steps 10-14)."""
+        return split_release(self.tree.insert(q))

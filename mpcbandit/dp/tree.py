@@ -1,0 +1,67 @@
+"""The tree-based mechanism for private prefix sums of matrices (Dwork et al. 2010; Chan,
+Shi & Song 2011), as used by Shariff & Sheffet (2018, §4) and Dubey & Pentland (2020, Alg. 2).
+
+Item t (1-based) is a leaf of a binary tree of depth m = 1 + ceil(log2 n) over n leaves; every
+node holds the sum of its leaves plus its own noise, drawn once. The prefix sum s_t is the sum
+of the dyadic nodes named by the set bits of t, i.e. popcount(t) <= m nodes. The empty prefix
+(before any insert) is released as one node of pure noise, so the first regularizer has the
+same law as the later ones.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["TreeMechanism", "tree_depth"]
+
+
+def tree_depth(n: int) -> int:
+    """m = 1 + ceil(log2 n): the most nodes any prefix of n items is built from."""
+    if n < 1:
+        raise ValueError(f"tree needs at least one leaf, got {n}")
+    return 1 + math.ceil(math.log2(n))
+
+
+class TreeMechanism:
+    """Private running sums of (dim x dim) items; at most `capacity` inserts."""
+
+    def __init__(self, dim: int, capacity: int, node_noise: Callable[[], np.ndarray],
+                 shift: float = 0.0):
+        self.dim, self.capacity = dim, capacity
+        self.depth = tree_depth(capacity)
+        self.node_noise = node_noise
+        self.shift = shift  # added as shift * I to every release (the PSD shift, or ridge)
+        self.count = 0
+        self._exact = [np.zeros((dim, dim)) for _ in range(self.depth)]  # p-sums alpha_j
+        self._noisy = [np.zeros((dim, dim)) for _ in range(self.depth)]  # alpha_j + noise_j
+        self._empty_noise: np.ndarray | None = None
+        self.nodes_used = 0
+
+    def insert(self, item: np.ndarray) -> np.ndarray:
+        """Add item t = count + 1 and return the released noisy prefix sum s_t (+ shift I)."""
+        if self.count >= self.capacity:
+            raise ValueError(f"tree mechanism full: {self.capacity} inserts were budgeted "
+                             "(the privacy accounting assumes no more)")
+        self.count += 1
+        j = (self.count & -self.count).bit_length() - 1  # lowest set bit: the node completed now
+        self._exact[j] = sum(self._exact[:j], np.zeros((self.dim, self.dim))) + item
+        for i in range(j):
+            self._exact[i] = np.zeros((self.dim, self.dim))
+            self._noisy[i] = np.zeros((self.dim, self.dim))
+        self._noisy[j] = self._exact[j] + self.node_noise()
+        return self.release()
+
+    def release(self) -> np.ndarray:
+        """The current noisy prefix sum plus shift * I, built from the fewest nodes."""
+        bits = [j for j in range(self.depth) if self.count >> j & 1]
+        if not bits:
+            if self._empty_noise is None:
+                self._empty_noise = self.node_noise()
+            total, self.nodes_used = self._empty_noise.copy(), 1
+        else:
+            total = sum((self._noisy[j] for j in bits), np.zeros((self.dim, self.dim)))
+            self.nodes_used = len(bits)
+        return total + self.shift * np.eye(self.dim)

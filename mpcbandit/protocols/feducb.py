@@ -1,0 +1,305 @@
+"""FedUCB (Dubey & Pentland 2020): federated LinUCB with a tree-based PRIVATIZER per agent.
+
+mode = "centralized" (Alg. 1): controller.0 and agent.0..M-1. Every agent serves its own user
+stream (simulated from the config seed, stream "agent<i>"), keeps local Gram/reward sums since
+the last sync and, per round t:
+  1-9.  choose x_t by UCB on V = S + U, u = s + u_local; observe y_t; update U, u, Q
+  12.   threshold schedule: send its log-det flag to the controller, which answers whether
+        anyone fired ("sync_flag" / "sync_decision"); fixed schedules need no message
+  16-20. on a sync round: PRIVATIZER(Q) -> (U^, u^) to the controller ("upload"), which sums
+        them and broadcasts (S, s) ("broadcast"); the local sums reset.
+mode = "p2p" (§4.2, decentralized): agent.0..M-1 on a graph, no controller. Each agent keeps
+gamma estimators used round-robin (slot g = (t-1) mod gamma), each with its own tree
+(at most ceil(T/gamma) releases). Every round each agent makes one exchange with its graph
+neighbours ("gossip"): items hop one edge per round and are forwarded until they have made
+gamma hops (LOCAL protocol). When slot g's log-det rule fires an agent floods a sync request;
+every agent within gamma hops privatizes its slot-g sums the next time it uses slot g and
+floods them; S_g of an agent is the sum of the latest privatized sums of its gamma-ball.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpcbandit.bandits.feducb import (SCHEDULES, FedEstimators, default_threshold, prop1_bound,
+                                      sync_rounds_of)
+from mpcbandit.bandits.gap_env import GapEnvironment
+from mpcbandit.bandits.graphs import GRAPHS, build_graph, diameter, within_hops
+from mpcbandit.config import Config, spec
+from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
+from mpcbandit.dp.privatizer import Privatizer
+from mpcbandit.errors import ConfigError
+from mpcbandit.protocols import PartyContext, Protocol
+from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields, run_roles_inproc
+from mpcbandit.protocols.jdp import check_budget
+
+AGENT, CONTROLLER = "agent", "controller"
+
+
+@dataclass(frozen=True)
+class FeducbSection:
+    """[feducb]: agents, environment, privacy budget, synchronisation and (P2P) graph."""
+
+    mode: str = spec("centralized", choices=("centralized", "p2p"))
+    agents: int = spec(4, min=2, max=1024, doc="M, agents (one process each)")
+    dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
+    actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
+    horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds (every agent acts each round)")
+    epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
+    delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
+    noise: str = spec("gaussian", choices=NOISES, doc="gaussian (shifted) | wishart | none")
+    schedule: str = spec("threshold", choices=SCHEDULES,
+                         doc="threshold (log-det rule with D) | mlogt | m1.5 | mt (fixed)")
+    threshold: float = spec(0.0, min=0.0, doc="D of the log-det rule; 0: Theorem 1's choice")
+    lam: float = spec(1.0, doc="ridge regularizer per agent when noise = none (> 0)")
+    alpha: float = spec(0.1, doc="failure probability of the confidence bounds, in (0, 1)")
+    reward_sigma: float = spec(0.5, min=0.0, doc="sub-Gaussian scale of the reward noise")
+    seeded_noise: bool = spec(False, doc="noise PRGs seeded from the config seed (tests, figures)")
+    graph: str = spec("ring", choices=GRAPHS, doc="p2p: communication graph")
+    gamma: int = spec(1, min=1, max=1024, doc="p2p: hops a message travels = round-robin estimators")
+    edge_prob: float = spec(0.5, min=0.0, max=1.0, doc="p2p, graph = random: extra-edge probability")
+    graph_seed: int = spec(0, min=0, doc="p2p, graph = random: seed of the (public) graph")
+
+    def validate(self, path: str) -> None:
+        check_budget(self, path)
+        if self.mode == "p2p":
+            if self.gamma > self.horizon:
+                raise ConfigError(f"{path}.gamma", f"{self.gamma} estimators but only "
+                                  f"{self.horizon} rounds (horizon)")
+            diam = diameter(graph_of(self))
+            if self.gamma > max(diam, 1):
+                raise ConfigError(f"{path}.gamma", f"{self.gamma} exceeds the diameter {diam} "
+                                  f"of the {self.graph} graph on {self.agents} agents")
+
+
+def releases_of(s: FeducbSection) -> int:
+    """n, the tree's budget per estimator: the fixed schedule's length, else T (Remark 4);
+    in P2P each of the gamma trees serves at most ceil(T/gamma) rounds (Remark 5)."""
+    if s.mode == "p2p":
+        return math.ceil(s.horizon / s.gamma)
+    fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
+    return len(fixed) if fixed is not None else s.horizon
+
+
+def params_of(s: FeducbSection) -> PrivacyParams:
+    """Dubey & Pentland's PRIVATIZER noise and bounds, union bound over n M (x gamma) releases."""
+    return privacy_params(s.noise, epsilon=s.epsilon, delta=s.delta, dims=s.dims,
+                          releases=releases_of(s), alpha=s.alpha, lam=s.lam,
+                          union_factor=s.agents * (s.gamma if s.mode == "p2p" else 1),
+                          delta_log_c=2.0)
+
+
+def threshold_of(s: FeducbSection, params: PrivacyParams) -> float:
+    """D: the configured threshold, or Theorem 1's 2Td / (log(rho_max/rho_min + T/(d rho_min)) + 1)."""
+    return s.threshold or default_threshold(s.horizon, s.dims, params.rho_min, params.rho_max)
+
+
+def graph_of(s: FeducbSection) -> list[set[int]]:
+    """The P2P communication graph (public: every agent builds the same one)."""
+    return build_graph(s.graph, s.agents, seed=s.graph_seed, edge_prob=s.edge_prob)
+
+
+def roles(s: FeducbSection) -> list[tuple[str, int]]:
+    """controller.0 (centralized only) and agent.0..M-1."""
+    agents = [(AGENT, i) for i in range(s.agents)]
+    return agents if s.mode == "p2p" else [(CONTROLLER, 0)] + agents
+
+
+def peers(s: FeducbSection, role: str, index: int) -> list[str]:
+    """P2P: the graph's edges; centralized: the star around the controller."""
+    if s.mode == "p2p":
+        return [f"{AGENT}.{j}" for j in sorted(graph_of(s)[index])]
+    if role == CONTROLLER:
+        return [f"{AGENT}.{i}" for i in range(s.agents)]
+    return [f"{CONTROLLER}.0"]
+
+
+def run_role(ctx: PartyContext) -> dict:
+    """Controller, centralized agent or P2P agent, by mode and role."""
+    s: FeducbSection = ctx.section
+    if s.mode == "p2p":
+        return _p2p_agent(ctx)
+    return _controller(ctx) if ctx.role == CONTROLLER else _central_agent(ctx)
+
+
+def _controller(ctx: PartyContext) -> dict:
+    s: FeducbSection = ctx.section
+    agents = [f"{AGENT}.{i}" for i in range(s.agents)]
+    fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
+    fixed_set = set(fixed or ())
+    sync_at = []
+    for t in range(1, s.horizon + 1):
+        if fixed is None:  # 12. anyone over the threshold?
+            flags = ctx.chan.exchange("sync_flag", recv=agents)
+            sync = any(bool(flags[a]) for a in agents)
+            ctx.chan.exchange("sync_decision", send={a: sync for a in agents})
+        else:
+            sync = t in fixed_set
+        if sync:  # 17-19. sum the privatized uploads and broadcast
+            got = ctx.chan.exchange("upload", recv=agents)
+            gram = sum(np.asarray(got[a]["gram"]) for a in agents)
+            vec = sum(np.asarray(got[a]["vec"]) for a in agents)
+            ctx.chan.exchange("broadcast", send={a: {"gram": gram, "vec": vec} for a in agents})
+            sync_at.append(t)
+        ctx.progress(t, s.horizon)
+    return {"sync_at": sync_at}
+
+
+def _central_agent(ctx: PartyContext) -> dict:
+    s: FeducbSection = ctx.section
+    params = params_of(s)
+    threshold = threshold_of(s, params)
+    ctrl = f"{CONTROLLER}.0"
+    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, f"agent{ctx.index}")
+    priv = Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{ctx.index}"))
+    est = FedEstimators(1, s.dims, params, s.agents, sigma=s.reward_sigma, alpha=s.alpha)
+    me = np.array([0])
+    fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
+    fixed_set = set(fixed or ())
+    arms, rewards, regret, betas = [], [], [], []
+    for t in range(1, s.horizon + 1):
+        ctx_t, means = env.action_set()  # 5.
+        a = int(est.choose(me, ctx_t[None])[0])  # 4, 6-8.
+        y = env.reward(means[a])  # 9.
+        est.observe(me, ctx_t[a][None], np.array([y]))  # 10-11.
+        if fixed is None:  # 12-14.
+            ctx.chan.exchange("sync_flag", send={ctrl: bool(est.sync_wanted(me, threshold)[0])})
+            sync = bool(ctx.chan.recv("sync_decision", ctrl))
+        else:
+            sync = t in fixed_set
+        if sync:  # 16-21.
+            gram, vec = priv.privatize(est.take_local(me)[0])
+            ctx.chan.exchange("upload", send={ctrl: {"gram": gram, "vec": vec}})
+            got = ctx.chan.recv("broadcast", ctrl)
+            est.set_synced(me, np.asarray(got["gram"])[None], np.asarray(got["vec"])[None])
+        arms.append(a)
+        rewards.append(y)
+        regret.append(float(means.max() - means[a]))
+        betas.append(float(est.last_beta[0]))
+        ctx.progress(t, s.horizon)
+    return {"arms": arms, "rewards": rewards, "regret": regret, "beta": betas,
+            "releases": priv.tree.count}
+
+
+def _p2p_agent(ctx: PartyContext) -> dict:
+    s: FeducbSection = ctx.section
+    params = params_of(s)
+    threshold = threshold_of(s, params)
+    i, gam = ctx.index, s.gamma
+    adj = graph_of(s)
+    nbrs = [f"{AGENT}.{j}" for j in sorted(adj[i])]
+    ball = within_hops(adj, i, gam)  # N_gamma(i): whose sums make up my S
+    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, f"agent{i}")
+    privs = [Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{i}/slot{g}"))
+             for g in range(gam)]
+    est = FedEstimators(gam, s.dims, params, len(ball), sigma=s.reward_sigma, alpha=s.alpha)
+    base = (params.rho_min * np.eye(s.dims), np.zeros(s.dims))  # before an agent's first message
+    latest: list[dict[int, tuple]] = [{} for _ in range(gam)]
+    pending = [False] * gam
+    seen: set[str] = set()
+    outbox: list[dict] = []
+    fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
+    fixed_set = set(fixed or ())
+    arms, rewards, regret, betas = [], [], [], []
+    requests = releases = 0
+
+    def refresh(g: int) -> None:
+        parts = [latest[g].get(k, base) for k in ball]
+        est.set_synced(np.array([g]), sum(p[0] for p in parts)[None], sum(p[1] for p in parts)[None])
+
+    for t in range(1, s.horizon + 1):
+        g = (t - 1) % gam  # round-robin estimator (subsampling)
+        slot = np.array([g])
+        ctx_t, means = env.action_set()
+        a = int(est.choose(slot, ctx_t[None])[0])
+        y = env.reward(means[a])
+        est.observe(slot, ctx_t[a][None], np.array([y]))
+        fires = bool(est.sync_wanted(slot, threshold)[0]) if fixed is None else t in fixed_set
+        if fires:  # flood a sync request for slot g
+            requests += 1
+            pending[g] = True
+            outbox.append({"id": f"req/{i}/{t}", "kind": "req", "slot": g, "ttl": gam})
+        if pending[g]:  # privatize slot g (once per use of the slot) and flood the sums
+            gram, vec = privs[g].privatize(est.take_local(slot)[0])
+            releases += 1
+            latest[g][i] = (gram, vec)
+            refresh(g)
+            pending[g] = False
+            outbox.append({"id": f"sums/{i}/{t}", "kind": "sums", "slot": g, "origin": i, "t": t,
+                           "gram": gram, "vec": vec, "ttl": gam})
+        got = ctx.chan.exchange("gossip", send={n: outbox for n in nbrs}, recv=nbrs)
+        outbox = []
+        dirty = set()
+        for n in nbrs:
+            for item in got[n]:
+                if item["id"] in seen:
+                    continue
+                seen.add(item["id"])
+                h = int(item["slot"])
+                if item["kind"] == "req":
+                    pending[h] = True
+                else:
+                    origin = int(item["origin"])
+                    latest[h][origin] = (np.asarray(item["gram"]), np.asarray(item["vec"]))
+                    dirty.add(h)
+                if item["ttl"] > 1:
+                    outbox.append(dict(item, ttl=item["ttl"] - 1))
+        for h in sorted(dirty):
+            refresh(h)
+        arms.append(a)
+        rewards.append(y)
+        regret.append(float(means.max() - means[a]))
+        betas.append(float(est.last_beta[g]))
+        ctx.progress(t, s.horizon)
+    return {"arms": arms, "rewards": rewards, "regret": regret, "beta": betas, "requests": requests,
+            "releases": releases, "releases_per_slot": [pr.tree.count for pr in privs], "ball": ball,
+            "heard_from": [sorted(latest[g]) for g in range(gam)]}
+
+
+def summarize(cfg: Config, results: list[dict]) -> dict:
+    """Arms and rewards (T x M), group regret, sync rounds, beta and privacy parameters."""
+    s: FeducbSection = cfg.section
+    agents = sorted((r for r in results if r["role"] == AGENT), key=lambda r: r["index"])
+    outs = [r["output"] for r in agents]
+    arms = np.array([o["arms"] for o in outs]).T  # T x M
+    rewards = np.array([o["rewards"] for o in outs]).T
+    regret = np.array([o["regret"] for o in outs]).sum(axis=0)
+    params = params_of(s)
+    threshold = threshold_of(s, params)
+    fields = {
+        "iterations": s.horizon,
+        "arms": arms.tolist(),
+        "rewards": rewards.tolist(),
+        "cumulative_reward": float(rewards.sum()),
+        **regret_fields(regret, s.agents),
+        "mode": s.mode,
+        "schedule": s.schedule,
+        "threshold": threshold if s.schedule == "threshold" else None,
+        "privacy": params.to_dict(),
+        "beta": [o["beta"] for o in outs],  # beta_{i,t} of Prop. 2, per agent and round
+    }
+    if s.mode == "centralized":
+        ctrl = next(r for r in results if r["role"] == CONTROLLER)["output"]
+        fields |= {"sync_rounds": len(ctrl["sync_at"]), "sync_at": ctrl["sync_at"],
+                   "sync_messages": 2 * s.agents * len(ctrl["sync_at"]),
+                   "prop1_bound": prop1_bound(s.horizon, s.dims, threshold, params.rho_min,
+                                              params.rho_max)}
+    else:
+        fields |= {"sync_rounds": int(sum(o["requests"] for o in outs)),
+                   "releases_per_agent": [o["releases"] for o in outs],
+                   "graph": s.graph, "gamma": s.gamma,
+                   "ball_sizes": [len(o["ball"]) for o in outs]}
+    return fields
+
+
+def plaintext(cfg: Config) -> dict:
+    """The same roles with the noise switched off, in-process."""
+    off = noise_off(cfg)
+    return summarize(off, run_roles_inproc(off, PROTOCOL))
+
+
+PROTOCOL = Protocol(name="feducb", section=FeducbSection, roles=roles, run_role=run_role,
+                    plaintext=plaintext, summarize=summarize, peers=peers)

@@ -1,0 +1,159 @@
+"""Joint-DP LinUCB (Shariff & Sheffet 2018, Alg. 1, §4.1-4.2): learner, privatizer, users.
+
+Parties: learner.0 chooses actions; privatizer.0 is the trusted entity holding the tree-based
+mechanism over M_t = sum [x y]^T [x y]; env.0 is the stream of users, each with her action
+set D_t and her reward. The learner never sees a reward or a past action set, only the noisy
+prefix sums (V_t, u_t) released by the privatizer. Per round t (3 hops on the critical path):
+  1. env -> learner: D_t;  privatizer -> learner: (V_t, u_t) = noisy sums of rounds < t  ("offer")
+  2. learner -> env: a_t = argmax UCB with beta_t of Prop. 4                           ("choose")
+  3. env -> privatizer: (x_t, y_t), y_t ~ Bernoulli(<x_t, theta*>)                    ("observe")
+  4. privatizer: insert [x_t y_t]^T [x_t y_t] into the tree, release the next sums.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpcbandit.bandits.gap_env import GapEnvironment
+from mpcbandit.bandits.jdp_linucb import JDP_STREAM, jdp_arm
+from mpcbandit.config import Config, spec
+from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
+from mpcbandit.dp.privatizer import Privatizer, augmented_gram
+from mpcbandit.errors import ConfigError
+from mpcbandit.protocols import PartyContext, Protocol
+from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields, run_roles_inproc
+
+LEARNER, PRIVATIZER, ENV = "learner", "privatizer", "env"
+NOISE_PURPOSE = "jdp/privatizer"
+
+
+@dataclass(frozen=True)
+class JdpSection:
+    """[jdp]: the environment, the horizon and the privacy budget."""
+
+    dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
+    actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
+    horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds")
+    epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
+    delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
+    noise: str = spec("gaussian", choices=NOISES, doc="gaussian (shifted) | wishart | none")
+    lam: float = spec(1.0, doc="ridge regularizer when noise = none (> 0)")
+    alpha: float = spec(0.1, doc="failure probability of the confidence bounds, in (0, 1)")
+    reward_sigma: float = spec(0.5, min=0.0, doc="sub-Gaussian scale of the reward noise")
+    seeded_noise: bool = spec(False, doc="noise PRG seeded from the config seed (tests, figures); "
+                                         "false: from os.urandom")
+
+    def validate(self, path: str) -> None:
+        check_budget(self, path)
+
+
+def check_budget(s, path: str) -> None:
+    """Range checks shared by [jdp] and [feducb]."""
+    if not s.epsilon > 0:
+        raise ConfigError(f"{path}.epsilon", f"{s.epsilon!r} must be > 0")
+    if not 0 < s.delta < 1:
+        raise ConfigError(f"{path}.delta", f"{s.delta!r} must be in (0, 1)")
+    if not 0 < s.alpha < 1:
+        raise ConfigError(f"{path}.alpha", f"{s.alpha!r} must be in (0, 1)")
+    if not s.lam > 0:
+        raise ConfigError(f"{path}.lam", f"{s.lam!r} must be > 0")
+    try:
+        params_of(s, releases=max(getattr(s, "horizon", 1), 1))
+    except ValueError as e:
+        raise ConfigError(f"{path}.noise", str(e)) from None
+
+
+def params_of(s: JdpSection, releases: int | None = None) -> PrivacyParams:
+    """Shariff & Sheffet's noise and bounds: one release per round, n = T."""
+    return privacy_params(s.noise, epsilon=s.epsilon, delta=s.delta, dims=s.dims,
+                          releases=releases or s.horizon, alpha=s.alpha, lam=s.lam, delta_log_c=4.0)
+
+
+def roles(s: JdpSection) -> list[tuple[str, int]]:
+    """learner.0, privatizer.0, env.0."""
+    return [(LEARNER, 0), (PRIVATIZER, 0), (ENV, 0)]
+
+
+def peers(s: JdpSection, role: str, index: int) -> list[str]:
+    """Everyone talks to everyone (three parties)."""
+    return {LEARNER: [f"{PRIVATIZER}.0", f"{ENV}.0"], PRIVATIZER: [f"{LEARNER}.0", f"{ENV}.0"],
+            ENV: [f"{LEARNER}.0", f"{PRIVATIZER}.0"]}[role]
+
+
+def run_role(ctx: PartyContext) -> dict:
+    """One party's part of the T rounds (steps 1-4 of the module docstring)."""
+    s: JdpSection = ctx.section
+    params = params_of(s)
+    learner, privatizer, env_name = f"{LEARNER}.0", f"{PRIVATIZER}.0", f"{ENV}.0"
+    if ctx.role == LEARNER:
+        arms, betas = [], []
+        for t in range(1, s.horizon + 1):
+            got = ctx.chan.exchange("offer", recv=[env_name, privatizer])  # 1.
+            rel = got[privatizer]
+            a, beta = jdp_arm(rel["gram"], rel["vec"], got[env_name], params,
+                              sigma=s.reward_sigma, alpha=s.alpha)  # 2.
+            ctx.chan.exchange("choose", send={env_name: a})
+            arms.append(a)
+            betas.append(beta)
+            ctx.progress(t, s.horizon)
+        return {"arms": arms, "beta": betas}
+    if ctx.role == PRIVATIZER:
+        priv = Privatizer(params, noise_source(ctx.config, s.seeded_noise, NOISE_PURPOSE))
+        gram, vec = priv.initial()
+        nodes = []
+        for t in range(1, s.horizon + 1):
+            ctx.chan.exchange("offer", send={learner: {"gram": gram, "vec": vec}})  # 1.
+            nodes.append(priv.tree.nodes_used)
+            obs = ctx.chan.recv("observe", env_name)  # 3.
+            gram, vec = priv.privatize(augmented_gram(obs["x"], obs["y"]))  # 4.
+            ctx.progress(t, s.horizon)
+        return {"nodes_used": nodes, "depth": priv.tree.depth}
+    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, JDP_STREAM)
+    arms, rewards, regret = [], [], []
+    for t in range(1, s.horizon + 1):
+        d_t, means = env.action_set()
+        ctx.chan.exchange("offer", send={learner: d_t})  # 1.
+        a = int(ctx.chan.recv("choose", learner))
+        if not 0 <= a < s.actions:
+            raise ValueError(f"learner.0 chose arm {a}, outside 0..{s.actions - 1} (tag choose)")
+        y = env.reward(means[a])
+        ctx.chan.exchange("observe", send={privatizer: {"x": d_t[a], "y": y}})  # 3.
+        arms.append(a)
+        rewards.append(y)
+        regret.append(float(means.max() - means[a]))
+        ctx.progress(t, s.horizon)
+    return {"arms": arms, "rewards": rewards, "regret": regret}
+
+
+def summarize(cfg: Config, results: list[dict]) -> dict:
+    """Arms, rewards, regret, beta_t and the privacy parameters from the env and learner."""
+    s: JdpSection = cfg.section
+    out = {r["role"]: r["output"] for r in results}
+    env, priv = out[ENV], out[PRIVATIZER]
+    if out[LEARNER]["arms"] != env["arms"]:
+        raise ValueError("learner.0 and env.0 disagree on the arms played")
+    params = params_of(s)
+    return {
+        "iterations": s.horizon,
+        "arms": env["arms"],
+        "rewards": env["rewards"],
+        "cumulative_reward": float(np.sum(env["rewards"])),
+        **regret_fields(np.array(env["regret"])),
+        "sync_rounds": s.horizon,  # one release of the tree per round
+        "max_nodes_per_release": max(priv["nodes_used"]),
+        "tree_depth": priv["depth"],
+        "privacy": params.to_dict(),
+        "beta": out[LEARNER]["beta"],  # beta_t of Prop. 4, per round
+    }
+
+
+def plaintext(cfg: Config) -> dict:
+    """The same three roles with the noise switched off (ridge LinUCB), in-process."""
+    off = noise_off(cfg)
+    return summarize(off, run_roles_inproc(off, PROTOCOL))
+
+
+PROTOCOL = Protocol(name="jdp", section=JdpSection, roles=roles, run_role=run_role,
+                    plaintext=plaintext, summarize=summarize, peers=peers)

@@ -1,0 +1,24 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """Run `python -m mpcbandit ARGS` from the repo; returns the CompletedProcess."""
+
+    def run(*args, timeout=120, check=True):
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        proc = subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
+                              env=env, capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"mpcbandit {' '.join(map(str, args))} failed "
+                                 f"({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        return proc
+
+    return run

@@ -1,0 +1,61 @@
+"""Find and watch the party processes a launcher started (for fault tests)."""
+
+import os
+import time
+from pathlib import Path
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of pid."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def party_pids(launcher_pid: int) -> dict[str, int]:
+    """{'role.index': pid} of the launcher's party processes."""
+    found = {}
+    for pid in children(launcher_pid):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--role" in argv:
+            role = argv[argv.index(b"--role") + 1].decode()
+            index = argv[argv.index(b"--index") + 1].decode()
+            found[f"{role}.{index}"] = pid
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while pid exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for_progress(progress_dir: Path, minimum: int, timeout: float = 60.0) -> None:
+    """Wait until every party reported at least `minimum` iterations."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        its = []
+        for f in progress_dir.glob("*"):
+            if not f.name.endswith(".tmp"):
+                try:
+                    its.append(int(f.read_text().split()[0]))
+                except (OSError, ValueError, IndexError):
+                    pass
+        if its and min(its) >= minimum and len(its) >= 2:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no progress >= {minimum} in {progress_dir}")
+
+
+def reap_check(pids) -> list[int]:
+    """The pids that are still alive."""
+    return [p for p in pids if alive(p) and p != os.getpid()]

@@ -1,0 +1,58 @@
+"""A run killed half-way and resumed from its checkpoints ends with the result of an
+uninterrupted run at the same seed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+from conftest import REPO
+from partyprocs import party_pids, wait_for_progress
+
+ITERATIONS = 1500
+
+
+def test_killed_run_resumes_to_the_same_final_result(cli, tmp_path):
+    out = tmp_path / "run"
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "mpcbandit", "run", "configs/demo-sum.toml", "--out", str(out),
+         "--seed", "9", "--set", f"demo.iterations={ITERATIONS}", "--set", "demo.length=8",
+         "--set", "run.deadline_s=15", "--checkpoint-every", "25"],
+        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_progress(out / "progress", minimum=300)
+        os.kill(party_pids(launcher.pid)["compute.0"], signal.SIGKILL)
+        _, err = launcher.communicate(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode != 0 and "compute.0" in err
+    assert not (out / "summary.json").exists()
+    ckpt = out / "checkpoints" / "output.0"
+    assert len(list(ckpt.glob("*.ckpt"))) >= 1
+    assert all((f.stat().st_mode & 0o777) == 0o600 for f in ckpt.glob("*.ckpt"))
+
+    proc = cli("run", "--resume", out)
+    assert "resuming" in proc.stdout
+    resumed = json.loads((out / "summary.json").read_text())
+    assert 300 <= resumed["resumed_from"] < ITERATIONS
+    assert resumed["resumed_from"] % 25 == 0
+
+    cli("run", "configs/demo-sum.toml", "--out", tmp_path / "plain", "--plaintext", "--seed", "9",
+        "--set", f"demo.iterations={ITERATIONS}", "--set", "demo.length=8")
+    plain = json.loads((tmp_path / "plain" / "summary.json").read_text())
+    assert resumed["digest"] == plain["digest"] and resumed["sum"] == plain["sum"]
+
+
+def test_resume_without_checkpoints_says_so(cli, tmp_path):
+    out = tmp_path / "run"
+    cli("run", "configs/demo-sum.toml", "--out", out, "--set", "demo.iterations=3")
+    proc = cli("run", "--resume", out, check=False)
+    assert proc.returncode != 0 and "nothing to resume" in proc.stderr
+
+
+def test_run_needs_config_or_resume(cli):
+    proc = cli("run", check=False)
+    assert proc.returncode != 0 and "--resume" in proc.stderr
