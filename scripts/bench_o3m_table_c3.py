@@ -219,7 +219,7 @@ def mpc_ucb(eng, x_shares, v_inv, theta, beta: float):
     return r + eng.mul_public(eng.mul(q, y), beta)
 
 
-def mpc_statistic(x, partition, bandit):
+def mpc_statistic(x, partition, bandit, trunc: str = "auto"):
     """(seconds, max |error|, note): participants secret-share their slices with 2 computing
     parties (+ dealer), which compute the UCB values and open them to the AP alone."""
     from dealer import serve
@@ -232,7 +232,7 @@ def mpc_statistic(x, partition, bandit):
     clock = {}
 
     def computing(chan):
-        eng = Engine(chan, MPC_PARTIES)
+        eng = Engine(chan, MPC_PARTIES, trunc=trunc)
         v_inv, theta = eng.together(eng.op.input(None, "part.0"), eng.op.input(None, "part.0"),
                                     label="setup")  # the AP's state, kept shared (not timed)
         t0 = time.perf_counter()
@@ -272,7 +272,7 @@ def mpc_statistic(x, partition, bandit):
     note = (f"2 computing parties + dealer, {len(holders)} input holders, threads in one process, "
             f"no network: {clock['rounds']} online rounds (+{clock['dealer_rounds']} with the dealer), "
             f"{clock['bytes'] / 1e6:.2f} MB online at compute.0, "
-            f"fixed point L = 20, max |error| {err:.1e}; on a LAN add ~{lan:.3f} s "
+            f"fixed point L = 20, truncation {trunc}, max |error| {err:.1e}; on a LAN add ~{lan:.3f} s "
             f"(rounds x RTT + bytes / bandwidth)")
     return clock["s"], err, note
 
@@ -287,6 +287,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--he-rows", type=int, default=None,
                     help="rows of V^-1 x computed under HE (default: all for small, 20 for large)")
     ap.add_argument("--no-he", action="store_true")
+    ap.add_argument("--mpc-trunc", default="auto", choices=("auto", "local", "paper", "exact"),
+                    help="MPC truncation (auto = the engine's default, local for 2 parties: "
+                         "1-round products, rare wrap failures; exact: none, 7 rounds)")
     ap.add_argument("--out", type=Path, default=Path("runs/o3m-table-c3"))
     args = ap.parse_args(argv)
     load = os.getloadavg()
@@ -300,7 +303,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         x, partition, bandit = setting_data(d, k, m)
         o3m_s, o3m_err = o3m_statistic(x, partition, bandit, args.repeats)
         dp_s, dp_err = dp_statistic(x, partition, bandit, args.repeats)
-        mpc_s, mpc_err, mpc_note = mpc_statistic(x, partition, bandit)
+        mpc_s, mpc_err, mpc_note = mpc_statistic(x, partition, bandit, args.mpc_trunc)
         if args.no_he:
             he_s, he_note = None, "skipped (--no-he)"
         else:

@@ -55,8 +55,9 @@ def test_fig6_partial_ratios(tmp_path):
 
 
 def test_table_c3_small(tmp_path):
-    rows = _script("bench_o3m_table_c3").main(["--settings", "small", "--he-rows", "1",
-                                               "--repeats", "1", "--out", str(tmp_path)])
+    # exact truncation: the engine's default (local) has rare wrap failures, a test must not flake
+    rows = _script("bench_o3m_table_c3").main(["--settings", "small", "--he-rows", "1", "--repeats", "1",
+                                               "--mpc-trunc", "exact", "--out", str(tmp_path)])
     (r,) = rows
     assert r["o3m_error"] < 1e-9 and r["dp_error"] > 1e-3
     assert r["o3m_s"] > 0 and r["dp_s"] > 0 and r["he_s"] > 0 and r["mpc_s"] > 0
