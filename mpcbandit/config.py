@@ -38,6 +38,7 @@ PROTOCOL_MODULES = {
     "feducb": "mpcbandit.protocols.feducb",
     "jdp": "mpcbandit.protocols.jdp",
     "mpcops": "mpcbandit.protocols.mpcops",
+    "o3m": "mpcbandit.protocols.o3m",
 }
 
 #: one-way delay (s) and bandwidth (bytes/s) of the named network presets
@@ -120,7 +121,8 @@ def build_section(cls: type, data: Any, path: str) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(path, f"expected a table, got {type(data).__name__} {data!r}")
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    # a field may name its TOML key in metadata (spec(..., key="lambda")) when the key is a keyword
+    fields = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
         allowed = ", ".join(sorted(fields))
@@ -133,13 +135,13 @@ def build_section(cls: type, data: Any, path: str) -> Any:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ConfigError(key, "missing key")
             continue
-        tp = hints[name]
+        tp = hints[f.name]
         if dataclasses.is_dataclass(tp):
-            values[name] = build_section(tp, data[name], key)
+            values[f.name] = build_section(tp, data[name], key)
             continue
         value = _check_type(data[name], tp, key)
         _check_rules(value, f.metadata, key)
-        values[name] = value
+        values[f.name] = value
     obj = cls(**values)
     validate = getattr(obj, "validate", None)
     if validate is not None:

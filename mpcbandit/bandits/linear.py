@@ -9,8 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sherman_morrison", "ridge_theta", "ucb_scores", "ts_theta", "LinearBandit",
-           "ucb_arms", "oful_beta", "logdet"]
+__all__ = ["argmax_first", "sherman_morrison", "ridge_theta", "ucb_scores", "ts_theta", "ts_scores",
+           "psd_sqrt", "LinearBandit", "ucb_arms", "oful_beta", "logdet"]
+
+
+def argmax_first(scores: np.ndarray, tie_tol: float = 0.0) -> int:
+    """First index whose score is within tie_tol * max(1, |best|) of the best.
+
+    With tie_tol > 0 ties broken by rounding noise go to the lowest index, so two runs whose
+    scores agree only to rounding (e.g. in rotated coordinates) pick the same arm.
+    """
+    best = scores.max()
+    if tie_tol <= 0:
+        return int(np.argmax(scores))
+    return int(np.argmax(scores >= best - tie_tol * max(1.0, abs(best))))
 
 
 def sherman_morrison(v_inv: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -34,6 +46,32 @@ def ts_theta(theta: np.ndarray, v_inv: np.ndarray, v: float, rng: np.random.Gene
     """A Thompson sample theta ~ N(theta_hat, v^2 V^{-1})."""
     chol = np.linalg.cholesky((v_inv + v_inv.T) / 2)
     return theta + v * (chol @ rng.standard_normal(theta.shape[0]))
+
+
+def psd_sqrt(a: np.ndarray) -> np.ndarray:
+    """The symmetric square root of a symmetric positive semi-definite matrix."""
+    w, u = np.linalg.eigh((a + a.T) / 2)
+    return (u * np.sqrt(np.maximum(w, 0.0))) @ u.T
+
+
+def ts_scores(contexts: np.ndarray, theta: np.ndarray, v_inv: np.ndarray, v: float,
+              rng: np.random.Generator) -> np.ndarray:
+    """Thompson-sampled arm scores x_a^T mu, mu ~ N(theta_hat, v^2 V^{-1}), drawn in score space.
+
+    The scores s = X theta_hat + v S z with S = (X V^{-1} X^T)^{1/2} and z ~ N(0, I_K) have
+    exactly the law of X mu (Cao et al. 2023, Thm A.1), and, unlike a sample of mu, depend
+    on the contexts only through inner products: any orthogonal change of basis of the
+    contexts (x -> Qx, V^{-1} -> Q V^{-1} Q^T) gives the same scores from the same z.
+    """
+    k, d = contexts.shape
+    z = rng.standard_normal(k)
+    if k <= d:
+        noise = psd_sqrt(contexts @ v_inv @ contexts.T) @ z          # O(K d^2 + K^3)
+    else:  # (X L)(X L)^T = X V^{-1} X^T for any L L^T = V^{-1}: thin SVD, O(d^3 + K d^2)
+        u, sv, _ = np.linalg.svd(contexts @ np.linalg.cholesky((v_inv + v_inv.T) / 2),
+                                 full_matrices=False)
+        noise = u @ (sv * (u.T @ z))
+    return contexts @ theta + v * noise
 
 
 def logdet(v: np.ndarray) -> np.ndarray:
@@ -76,13 +114,18 @@ class LinearBandit:
     def theta(self) -> np.ndarray:
         return ridge_theta(self.v_inv, self.b)
 
-    def choose_ucb(self, contexts: np.ndarray, beta: float) -> int:
-        """Index of the arm with the highest UCB (first on ties)."""
-        return int(np.argmax(ucb_scores(contexts, self.theta, self.v_inv, beta)))
+    def choose_ucb(self, contexts: np.ndarray, beta: float, tie_tol: float = 0.0) -> int:
+        """Index of the arm with the highest UCB (first on ties, see argmax_first)."""
+        return argmax_first(ucb_scores(contexts, self.theta, self.v_inv, beta), tie_tol)
 
     def choose_ts(self, contexts: np.ndarray, v: float, rng: np.random.Generator) -> int:
         """Index of the arm best under a Thompson sample."""
         return int(np.argmax(contexts @ ts_theta(self.theta, self.v_inv, v, rng)))
+
+    def choose_ts_scores(self, contexts: np.ndarray, v: float, rng: np.random.Generator,
+                         tie_tol: float = 0.0) -> int:
+        """Index of the arm best under Thompson-sampled scores (rotation-invariant, ts_scores)."""
+        return argmax_first(ts_scores(contexts, self.theta, self.v_inv, v, rng), tie_tol)
 
     def update(self, x: np.ndarray, reward: float) -> None:
         """Add one observation (x, reward)."""

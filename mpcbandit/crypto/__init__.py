@@ -1,0 +1,1 @@
+"""Cryptographic building blocks that are not secret sharing (masks, encryption wrappers)."""

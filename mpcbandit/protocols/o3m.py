@@ -1,0 +1,312 @@
+"""O3M: vertical federated LinUCB / LinTS with an orthogonal mask (Cao et al. 2023).
+
+Parties (one process each):
+- pmg.0  privacy mask generator: draws a Haar-random orthogonal Q in R^{d x d}, splits it by
+         columns Q = [Q^1 ... Q^M] and sends Q^j to participant j alone; then it is done.
+- ap.0   active participant (the paper's participant 1): owns feature block 1 and the user
+         feedback; sums the masked contexts, runs LinUCB (Alg. 1) or LinTS (Alg. 2) on them.
+- pp.j   passive participant j = 1..M-1 (the paper's participant j+1): each round sends
+         Q^{j+1} x^{j+1}_{t,a} for every arm to the AP, as one K x d array.
+- env.0  the simulated user stream: holds the full contexts and theta*, answers the AP's
+         recommendation with the reward and keeps the regret. It talks to the AP only.
+Participant p in 0..M-1 owns columns block p of the context: p = 0 is ap.0, p >= 1 is pp.p.
+
+Where the features come from: each participant reads its own block from a deterministic
+per-participant stream derived from the config seed (`participant_stream`), i.e. it
+"observes" its own features; the environment regenerates the full contexts to score arms.
+
+Per round the AP does two rounds of messages: receive the PPs' masked contexts (which the PPs
+stream ahead of the AP, the channel buffers them) and one request/answer with env.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpcbandit.bandits.linear import LinearBandit
+from mpcbandit.config import Config, spec
+from mpcbandit.crypto.orthogonal_mask import block_offsets, column_blocks, haar_orthogonal
+from mpcbandit.data import criteo
+from mpcbandit.data.vertical_synthetic import SyntheticEnvironment, SyntheticParticipant
+from mpcbandit.errors import ConfigError, ProtocolError
+from mpcbandit.mpc.prg import Prg
+from mpcbandit.protocols import PartyContext, Protocol, seeded_rng
+
+PMG, AP, PP, ENV = "pmg", "ap", "pp", "env"
+MASK, CONTEXTS, FEEDBACK, DONE = "mask", "contexts", "feedback", "done"
+TS_PURPOSE = "o3m/lints-sampling"  # public sampling seed: same draws in secure and plaintext runs
+# Scores equal only up to rounding in masked coordinates; closer than this counts as a tie
+# (lowest arm wins), e.g. the first round, when every unit-norm arm has UCB exactly beta.
+TIE_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class O3mSection:
+    """[o3m]: participants and their feature split, the bandit and its data."""
+
+    participants: int = spec(5, min=2, max=100_000, doc="M: the AP plus M-1 passive participants")
+    partition: list[int] = spec([20] * 5, doc="d_j of each participant (M entries, sum = d)")
+    arms: int = spec(10, min=2, max=1_000_000, doc="K arms per round")
+    iterations: int = spec(1000, min=1, max=100_000_000, doc="T rounds")
+    algorithm: str = spec("linucb", choices=("linucb", "lints"))
+    beta: float = spec(0.5, min=0.0, doc="LinUCB exploration beta_t (constant)")
+    v: float = spec(0.01, min=0.0, doc="LinTS posterior scale v")
+    lam: float = spec(1.0, key="lambda", doc="ridge regulariser lambda > 0")
+    data: str = spec("synthetic", choices=("synthetic", "criteo"))
+    data_path: str = spec("", doc="criteo log (CSV or TSV); '' = the shared 1,999-row sample")
+    baseline: str = spec("central", choices=("central", "partial"),
+                         doc="--plaintext: LinUCB/LinTS on all d features, or the first few only")
+    partial_features: int = spec(0, min=0, doc="partial baseline width; 0 = the AP's own block")
+
+    @property
+    def dims(self) -> int:
+        return sum(self.partition)
+
+    def validate(self, path: str) -> None:
+        if len(self.partition) != self.participants:
+            raise ConfigError(f"{path}.partition", f"has {len(self.partition)} entries but "
+                              f"{path}.participants = {self.participants}: one d_j per participant")
+        for i, dj in enumerate(self.partition):
+            if dj < 1:
+                raise ConfigError(f"{path}.partition[{i}]", f"{dj} features: every participant needs >= 1")
+        if self.dims < 2:
+            raise ConfigError(f"{path}.partition", "d = sum of the partition must be >= 2")
+        if self.data == "criteo" and self.dims != criteo.DIMS:
+            raise ConfigError(f"{path}.partition", f"sums to {self.dims}, the Criteo contexts have "
+                              f"d = {criteo.USER_DIMS} x {criteo.ITEM_DIMS} = {criteo.DIMS} features")
+        if not self.lam > 0:
+            raise ConfigError(f"{path}.lambda", f"{self.lam!r} must be > 0")
+        if self.partial_features > self.dims:
+            raise ConfigError(f"{path}.partial_features", f"{self.partial_features} > d = {self.dims}")
+
+
+# ---------------------------------------------------------------- party table
+
+
+def participant_name(p: int) -> str:
+    """Party name of participant p (0 = the AP)."""
+    return f"{AP}.0" if p == 0 else f"{PP}.{p}"
+
+
+def roles(s: O3mSection) -> list[tuple[str, int]]:
+    return [(PMG, 0), (AP, 0)] + [(PP, j) for j in range(1, s.participants)] + [(ENV, 0)]
+
+
+def peers(s: O3mSection, role: str, index: int) -> list[str]:
+    passive = [participant_name(p) for p in range(1, s.participants)]
+    if role == PMG:
+        return [participant_name(p) for p in range(s.participants)]
+    if role == AP:
+        return [f"{PMG}.0", *passive, f"{ENV}.0"]
+    if role == PP:
+        return [f"{PMG}.0", f"{AP}.0"]
+    return [f"{AP}.0"]
+
+
+# ---------------------------------------------------------------- data streams
+
+
+class _CriteoParticipant:
+    """Participant p's columns of the Criteo contexts."""
+
+    def __init__(self, log: criteo.CriteoLog, cols: tuple[int, int]):
+        self.log, self.cols = log, cols
+
+    def features(self, t: int) -> np.ndarray:
+        a, b = self.cols
+        return self.log.contexts(t)[:, a:b]
+
+
+class _CriteoEnvironment:
+    """Replay of the Criteo log: a click counts only when the arm is the logged item."""
+
+    def __init__(self, log: criteo.CriteoLog):
+        self.log = log
+        self.horizon = len(log.clicks)
+
+    def contexts(self, t: int) -> np.ndarray:
+        return self.log.contexts(t)
+
+    def feedback(self, t: int, arm: int) -> tuple[float | None, None]:
+        if arm != int(self.log.logged_arm[t]):
+            return None, None
+        return float(self.log.clicks[t]), None
+
+
+def _criteo_log(cfg: Config) -> criteo.CriteoLog:
+    s: O3mSection = cfg.section
+    try:
+        log = criteo.load_criteo(s.data_path or None, arms=s.arms)
+    except (FileNotFoundError, ValueError) as e:
+        raise ConfigError(f"{cfg.protocol}.data_path", str(e)) from None
+    if s.iterations > len(log.clicks):
+        raise ConfigError(f"{cfg.protocol}.iterations", f"{s.iterations} rounds, the Criteo log "
+                          f"has {len(log.clicks)} rows showing one of the {s.arms} arms")
+    return log
+
+
+def participant_stream(cfg: Config, p: int):
+    """Participant p's own features: an object with features(t) -> (K, d_p)."""
+    s: O3mSection = cfg.section
+    if s.data == "criteo":
+        return _CriteoParticipant(_criteo_log(cfg), block_offsets(s.partition)[p])
+    return SyntheticParticipant(cfg.seed, s.partition, s.arms, p)
+
+
+def environment(cfg: Config):
+    """The simulated user stream: contexts(t) -> (K, d), feedback(t, a) -> (reward, regret)."""
+    s: O3mSection = cfg.section
+    if s.data == "criteo":
+        return _CriteoEnvironment(_criteo_log(cfg))
+    return SyntheticEnvironment(cfg.seed, s.partition, s.arms)
+
+
+# ---------------------------------------------------------------- roles
+
+
+def choose_arm(bandit: LinearBandit, contexts: np.ndarray, s: O3mSection,
+               sampler: np.random.Generator) -> int:
+    """Alg. 1 step 6 (UCB) or Alg. 2 step 7 (Thompson, sampled in score space)."""
+    if s.algorithm == "linucb":
+        return bandit.choose_ucb(contexts, s.beta, TIE_TOL)
+    return bandit.choose_ts_scores(contexts, s.v, sampler, TIE_TOL)
+
+
+def _expect_array(body, shape: tuple[int, ...], peer: str, tag: str) -> np.ndarray:
+    if not isinstance(body, np.ndarray) or body.shape != shape or body.dtype != np.float64:
+        got = f"{body.dtype} array {body.shape}" if isinstance(body, np.ndarray) else type(body).__name__
+        raise ProtocolError(peer, tag, f"expected a float64 array of shape {shape}, got {got}")
+    return body
+
+
+def _mask_generator(ctx: PartyContext) -> dict:
+    s: O3mSection = ctx.section
+    q = haar_orthogonal(s.dims, Prg())                      # Alg. 1 step 2: secret, from AES-CTR
+    blocks = column_blocks(q, s.partition)
+    ctx.chan.exchange(MASK, send={participant_name(p): blocks[p] for p in range(s.participants)})
+    ctx.progress(1, 1)
+    return {"dims": s.dims}
+
+
+def _receive_mask(ctx: PartyContext, p: int) -> np.ndarray:
+    s: O3mSection = ctx.section
+    return _expect_array(ctx.chan.recv(MASK, f"{PMG}.0"), (s.dims, s.partition[p]), f"{PMG}.0",
+                         f"{MASK}#0")
+
+
+def _passive_participant(ctx: PartyContext) -> dict:
+    s: O3mSection = ctx.section
+    q_j = _receive_mask(ctx, ctx.index)
+    own = participant_stream(ctx.config, ctx.index)
+    for t in range(s.iterations):
+        ctx.chan.send(CONTEXTS, f"{AP}.0", own.features(t) @ q_j.T)   # step 5: Q^j x^j_{t,a}
+        ctx.progress(t + 1, s.iterations)
+    ctx.chan.recv(DONE, f"{AP}.0")  # keep the link open until the AP has everything
+    return {}
+
+
+def _active_participant(ctx: PartyContext) -> dict:
+    s: O3mSection = ctx.section
+    passive = [participant_name(p) for p in range(1, s.participants)]
+    env = f"{ENV}.0"
+    q_1 = _receive_mask(ctx, 0)
+    own = participant_stream(ctx.config, 0)
+    bandit = LinearBandit(s.dims, s.lam)                          # step 1: Lambda = lambda I, u = 0
+    sampler = ctx.rng(TS_PURPOSE)
+    arms, theta_norms = [], []
+    for t in range(s.iterations):
+        got = ctx.chan.exchange(CONTEXTS, recv=passive)          # step 5
+        masked = own.features(t) @ q_1.T
+        for p in passive:
+            masked += _expect_array(got[p], (s.arms, s.dims), p, f"{CONTEXTS}#{t}")
+        arm = choose_arm(bandit, masked, s, sampler)             # step 6
+        reward = ctx.chan.exchange(FEEDBACK, send={env: arm}, recv=[env])[env]   # step 7
+        if reward is not None and (not isinstance(reward, (int, float)) or isinstance(reward, bool)):
+            raise ProtocolError(env, f"{FEEDBACK}#{t}", f"expected a reward or None, got {reward!r}")
+        if reward is not None:
+            bandit.update(masked[arm], float(reward))            # steps 8-10
+        arms.append(arm)
+        theta_norms.append(float(np.linalg.norm(bandit.theta)))
+        ctx.progress(t + 1, s.iterations)
+    ctx.chan.exchange(DONE, send={p: None for p in passive})
+    return {"arms": arms, "theta_norms": theta_norms}
+
+
+def _environment(ctx: PartyContext) -> dict:
+    s: O3mSection = ctx.section
+    ap = f"{AP}.0"
+    env = environment(ctx.config)
+    rewards, regret = [], []
+    for t in range(s.iterations):
+        arm = ctx.chan.recv(FEEDBACK, ap)
+        if not isinstance(arm, int) or isinstance(arm, bool) or not 0 <= arm < s.arms:
+            raise ProtocolError(ap, f"{FEEDBACK}#{t}", f"expected an arm in 0..{s.arms - 1}, got {arm!r}")
+        reward, loss = env.feedback(t, arm)
+        ctx.chan.send(FEEDBACK, ap, reward)
+        rewards.append(reward)
+        regret.append(loss)
+        ctx.progress(t + 1, s.iterations)
+    return {"rewards": rewards, "regret": regret}
+
+
+def run_role(ctx: PartyContext) -> dict:
+    return {PMG: _mask_generator, AP: _active_participant, PP: _passive_participant,
+            ENV: _environment}[ctx.role](ctx)
+
+
+# ---------------------------------------------------------------- reference and summary
+
+
+def plaintext_run(cfg: Config, features: int | None = None) -> dict:
+    """Centralised LinUCB/LinTS on the first `features` unmasked columns (None: all d)."""
+    s: O3mSection = cfg.section
+    n = s.dims if features is None else features
+    env = environment(cfg)
+    bandit = LinearBandit(n, s.lam)
+    sampler = seeded_rng(cfg.seed, TS_PURPOSE)
+    arms, theta_norms, rewards, regret = [], [], [], []
+    for t in range(s.iterations):
+        contexts = env.contexts(t)[:, :n]
+        arm = choose_arm(bandit, contexts, s, sampler)
+        reward, loss = env.feedback(t, arm)
+        if reward is not None:
+            bandit.update(contexts[arm], reward)
+        arms.append(arm)
+        theta_norms.append(float(np.linalg.norm(bandit.theta)))
+        rewards.append(reward)
+        regret.append(loss)
+    return _fields(s, arms, theta_norms, rewards, regret)
+
+
+def plaintext(cfg: Config) -> dict:
+    s: O3mSection = cfg.section
+    if s.baseline == "partial":
+        return plaintext_run(cfg, s.partial_features or s.partition[0]) | {"baseline": "partial"}
+    return plaintext_run(cfg) | {"baseline": "central"}
+
+
+def _fields(s: O3mSection, arms, theta_norms, rewards, regret) -> dict:
+    got = [r for r in rewards if r is not None]
+    out = {"iterations": s.iterations, "arms": arms, "rewards": rewards,
+           "cumulative_reward": float(sum(got)), "theta_norms": theta_norms,
+           "algorithm": s.algorithm, "data": s.data}
+    if s.data == "criteo":
+        out |= {"matched": len(got), "ctr": float(np.mean(got)) if got else None}
+    else:
+        out |= {"instant_regret": regret, "cumulative_regret": float(sum(regret))}
+    return out
+
+
+def summarize(cfg: Config, results: list[dict]) -> dict:
+    s: O3mSection = cfg.section
+    ap = next(r for r in results if r["role"] == AP)
+    env = next(r for r in results if r["role"] == ENV)
+    out = _fields(s, ap["output"]["arms"], ap["output"]["theta_norms"], env["output"]["rewards"],
+                  env["output"]["regret"])
+    return out | {"seconds_per_round": ap["protocol_wall_s"] / s.iterations}
+
+
+PROTOCOL = Protocol(name="o3m", section=O3mSection, roles=roles, run_role=run_role,
+                    plaintext=plaintext, summarize=summarize, peers=peers)
