@@ -92,6 +92,8 @@ def encode(env: Envelope) -> list:
             return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape), "bytes": arr.tobytes()}
         if isinstance(obj, np.generic):
             return obj.item()
+        if isinstance(obj, int):  # msgpack >= 1.1 hands us ints beyond 64 bits
+            return _bigint(obj)
         raise TypeError(f"cannot send a {type(obj).__name__} (allowed: None, bool, int, float, "
                         "str, bytes, list, tuple, dict with str keys, numpy arrays)")
 

@@ -1,0 +1,1 @@
+"""Cryptographic building blocks for samba: AES-GCM, Paillier, key agreement, keyed streams."""
