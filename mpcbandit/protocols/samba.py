@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,14 +156,21 @@ def _expect_bytes(body, size: int, peer: str, tag: str) -> bytes:
 
 
 def run_role(ctx: PartyContext, comp_view: list | None = None) -> dict:
-    """One party's part; comp_view (tests only) collects what Comp sees in clear."""
+    """One party's part; comp_view (tests only) collects what Comp sees in clear.
+
+    Each role reports ``cpu_s``: its process CPU time (all threads, zmq's included) during
+    the protocol, for the time shares of Fig. 8(d).
+    """
+    cpu0 = time.process_time()
     if ctx.role == DC:
-        return _data_client(ctx)
-    if ctx.role == CONTROLLER:
-        return _controller(ctx)
-    if ctx.role == COMP:
-        return _comp(ctx, comp_view)
-    return _data_owner(ctx)
+        out = _data_client(ctx)
+    elif ctx.role == CONTROLLER:
+        out = _controller(ctx)
+    elif ctx.role == COMP:
+        out = _comp(ctx, comp_view)
+    else:
+        out = _data_owner(ctx)
+    return {**out, "cpu_s": time.process_time() - cpu0}
 
 
 def _data_client(ctx: PartyContext) -> dict:
@@ -171,6 +179,8 @@ def _data_client(ctx: PartyContext) -> dict:
     pk, sk = paillier.keygen(s.paillier_bits)
     chan.send("setup", CONTROLLER0, {"budget": s.budget, "algorithm": s.algorithm,  # (0)
                                      "params": s.params, "paillier_n": pk.n})
+    # DC is idle for the whole run: its one wait may last deadline_s per core iteration
+    chan.deadline_s *= 1 + s.budget * ALGORITHMS[s.algorithm].iterations
     total = chan.recv("sum", CONTROLLER0)                                           # (7)
     try:
         cumulative = paillier.decrypt(sk, total)
@@ -359,9 +369,12 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     if missing:
         raise ProtocolError("do.*", "summary", f"{missing} steps have no pulled arm")
     dc = next(r for r in results if r["role"] == DC)
+    cpu: dict[str, float] = {}
+    for r in results:  # process CPU seconds (all threads) per role: Fig. 8(d)
+        cpu[r["role"]] = cpu.get(r["role"], 0.0) + r["output"].get("cpu_s", 0.0)
     return {"iterations": s.budget, "arms": arms, "rewards": rewards,
             "cumulative_reward": dc["output"]["cumulative_reward"],
-            "algorithm": s.algorithm, "K": s.arms}
+            "algorithm": s.algorithm, "K": s.arms, "cpu_s_by_role": cpu}
 
 
 def run_inproc_samba(cfg: Config, *, comp_view: list | None = None, wrap: dict | None = None,
