@@ -210,6 +210,7 @@ def _controller(ctx: PartyContext) -> dict:
     sigma = _sigma_streams(_seed(ctx.config, "sigma"), k, alg.iterations)
     explore_u = KeyedStream(seed_eps, "epsilon")
     bits: dict = {}
+    core_start = time.perf_counter()
     for t in range(k + 1, budget + 1):
         explore = alg.explores and explore_u.row(t) <= alg.epsilon_at(t)
         for l in range(1, alg.iterations + 1):
@@ -227,6 +228,7 @@ def _controller(ctx: PartyContext) -> dict:
         if t % _PROGRESS_EVERY == 0:
             ctx.progress(t, budget)
     chan.exchange("core", send=bits)
+    core_s = time.perf_counter() - core_start
     pk = paillier.public_key(setup["paillier_n"])
     sums = chan.exchange("sum", recv=dos)                                            # (6)
     try:
@@ -236,7 +238,7 @@ def _controller(ctx: PartyContext) -> dict:
         raise ProtocolError(bad, "sum#0", str(e)) from None
     chan.send("sum", DC0, total)                                                     # (7)
     ctx.progress(budget, budget)
-    return {}
+    return {"core_s": core_s, "core_steps": budget - k}
 
 
 def _is_ciphertext(pk, c) -> bool:
@@ -369,12 +371,14 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     if missing:
         raise ProtocolError("do.*", "summary", f"{missing} steps have no pulled arm")
     dc = next(r for r in results if r["role"] == DC)
+    ctl = next(r for r in results if r["role"] == CONTROLLER)
     cpu: dict[str, float] = {}
     for r in results:  # process CPU seconds (all threads) per role: Fig. 8(d)
         cpu[r["role"]] = cpu.get(r["role"], 0.0) + r["output"].get("cpu_s", 0.0)
     return {"iterations": s.budget, "arms": arms, "rewards": rewards,
             "cumulative_reward": dc["output"]["cumulative_reward"],
-            "algorithm": s.algorithm, "K": s.arms, "cpu_s_by_role": cpu}
+            "algorithm": s.algorithm, "K": s.arms, "cpu_s_by_role": cpu,
+            "core_s": ctl["output"]["core_s"]}
 
 
 def run_inproc_samba(cfg: Config, *, comp_view: list | None = None, wrap: dict | None = None,
