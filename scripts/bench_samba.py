@@ -92,9 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paper", action="store_true", help="the paper's sizes (hours on 2 cores)")
     ap.add_argument("--datasets", nargs="+", default=["movielens", "jester"], choices=sorted(CONFIGS))
     ap.add_argument("--algorithms", nargs="+", default=SIX, choices=SIX)
-    ap.add_argument("--n-list", nargs="+", type=int, default=[1100, 2100],
+    ap.add_argument("--n-list", nargs="*", type=int, default=[1100, 2100],
                     help="budgets N for (a) at K = --k-max (reduced default)")
-    ap.add_argument("--k-list", nargs="+", type=int, default=[10, 100],
+    ap.add_argument("--k-list", nargs="*", type=int, default=[10, 100],
                     help="arm counts K for (b) at N = --n-for-k")
     ap.add_argument("--k-max", type=int, default=100)
     ap.add_argument("--n-for-k", type=int, default=2100)
