@@ -36,3 +36,8 @@ def test_bench_samba_writes_the_three_tables_and_the_figure(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     png = _script("plot_samba_figure8").plot(tmp_path, tmp_path / "fig.png")
     assert png.stat().st_size > 1000
+
+
+def test_bench_zmq_relay_times_a_tiny_relay():
+    relay = _script("bench_zmq_relay")
+    assert relay.relay_ms_per_step(arms=3, steps=20) > 0
