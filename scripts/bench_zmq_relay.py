@@ -46,17 +46,21 @@ def _comp(addr: str, arms: int, steps: int) -> None:
 
 def relay_ms_per_step(arms: int, steps: int) -> float:
     """Milliseconds per relayed step with arms data-owner processes."""
+    import socket
+
     import zmq
 
-    ctx = zmq.Context()
-    router = ctx.socket(zmq.ROUTER)
-    port = router.bind_to_random_port("tcp://127.0.0.1")
-    addr = f"tcp://127.0.0.1:{port}"
+    with socket.socket() as probe:  # a free port; children start before any zmq context exists
+        probe.bind(("127.0.0.1", 0))
+        addr = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
     fork = mp.get_context("fork")
-    procs = [fork.Process(target=_owner, args=(addr, i, steps)) for i in range(arms)]
-    procs.append(fork.Process(target=_comp, args=(addr, arms, steps)))
+    procs = [fork.Process(target=_owner, args=(addr, i, steps), daemon=True) for i in range(arms)]
+    procs.append(fork.Process(target=_comp, args=(addr, arms, steps), daemon=True))
     for p in procs:
         p.start()
+    ctx = zmq.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.bind(addr)
     comp_id = b"comp"
     t0 = 0.0
     for step in range(steps + 1):
