@@ -13,8 +13,13 @@ SYNTHETIC = REPO / "configs" / "samba-synthetic.toml"
 def samba_config(**overrides):
     """The synthetic samba config with samba.<key>=value overrides (small Paillier keys)."""
     sets = {"paillier_bits": 256, **overrides}
-    return load_config(SYNTHETIC, [f"samba.{k}={v!r}" if isinstance(v, str) else f"samba.{k}={v}"
-                                   for k, v in sets.items()])
+    return load_config(SYNTHETIC, [f"samba.{k}={_toml(v)}" for k, v in sets.items()])
+
+
+def _toml(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v) if isinstance(v, str) else str(v)
 
 
 class Recorder:

@@ -78,3 +78,11 @@ def test_real_processes_through_the_cli_match_plaintext(tmp_path):
     iterations = 2 * (150 - 4)
     assert ctl["by_op"]["permuted"]["rounds"] == iterations
     assert ctl["by_op"]["core"]["rounds"] == iterations + 1
+
+
+def test_fresh_seeds_run_is_consistent_and_differs_from_the_config_seeded_run():
+    cfg = samba_config(algorithm="thompson", budget=200, arms=4, fresh_seeds=True)
+    out = run_inproc_samba(cfg)
+    assert out["cumulative_reward"] == sum(out["rewards"])
+    assert sorted(set(out["arms"])) == [0, 1, 2, 3]
+    assert out["arms"] != plaintext(cfg)["arms"]  # seeds from os.urandom: no reproduction

@@ -145,6 +145,17 @@ def _aad(kind: str, t: int, l: int) -> bytes:
     return f"samba/{kind}/{t}/{l}".encode()
 
 
+def _recv_setup(ctx: PartyContext, label: str, peer: str):
+    """A set-up receive: it waits for DC's Paillier key generation and every party's start, so
+    it may take up to run.startup_s (not just run.deadline_s) on a loaded machine."""
+    chan = ctx.chan
+    deadline, chan.deadline_s = chan.deadline_s, max(chan.deadline_s, ctx.config.run.startup_s)
+    try:
+        return chan.recv(label, peer)
+    finally:
+        chan.deadline_s = deadline
+
+
 def _expect_bytes(body, size: int, peer: str, tag: str) -> bytes:
     if not isinstance(body, bytes) or len(body) != size:
         got = f"{len(body)} bytes" if isinstance(body, bytes) else type(body).__name__
@@ -194,7 +205,7 @@ def _controller(ctx: PartyContext) -> dict:
     chan = ctx.chan
     dos = owners(ctx.section.arms)
     k = len(dos)
-    setup = chan.recv("setup", DC0)                                                 # (0)
+    setup = _recv_setup(ctx, "setup", DC0)                                          # (0)
     budget, name, params = setup["budget"], setup["algorithm"], setup["params"]
     alg = make_algorithm(name, **params)
     seed_alpha, seed_eps = _seed(ctx.config, "alpha"), _seed(ctx.config, "epsilon")
@@ -251,7 +262,7 @@ def _is_ciphertext(pk, c) -> bool:
 
 def _comp(ctx: PartyContext, view: list | None) -> dict:
     chan = ctx.chan
-    setup = chan.recv("setup", CONTROLLER0)                                          # (1)
+    setup = _recv_setup(ctx, "setup", CONTROLLER0)                                   # (1)
     budget, k = setup["budget"], setup["arms"]
     alg = make_algorithm(setup["algorithm"], **setup["params"])
     pubs = chan.recv("key", CONTROLLER0)
@@ -289,7 +300,7 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
 def _data_owner(ctx: PartyContext) -> dict:
     chan, i = ctx.chan, ctx.index
     mean = arm_means(ctx.section, ctx.config.seed)[i]
-    setup = chan.recv("setup", CONTROLLER0)                                          # (1)
+    setup = _recv_setup(ctx, "setup", CONTROLLER0)                                   # (1)
     budget, k = setup["budget"], ctx.section.arms
     alg: Algorithm = make_algorithm(setup["algorithm"], **setup["params"])
     pk = paillier.public_key(setup["paillier_n"])
