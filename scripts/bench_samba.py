@@ -114,7 +114,7 @@ def _write(path: Path, rows: list[dict]) -> None:
 def _table(rows: list[dict], cols: list[str]) -> str:
     fmt = {c: (lambda v: f"{v:.2f}" if isinstance(v, float) else str(v)) for c in cols}
     cells = [[fmt[c](r[c]) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     line = lambda vals: "  ".join(v.rjust(w) for v, w in zip(vals, widths))  # noqa: E731
     return "\n".join([line(cols)] + [line(r) for r in cells])
 

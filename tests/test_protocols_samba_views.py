@@ -142,3 +142,16 @@ def test_replayed_score_from_an_earlier_step_is_rejected():
     wrap = {"controller.0": lambda chan: Recorder(chan, [], replay)}
     with pytest.raises(ProtocolError, match="AES-GCM"):
         run_inproc_samba(cfg, wrap=wrap, deadline_s=5.0)
+
+
+def test_unknown_algorithm_in_the_set_up_is_rejected_naming_the_sender():
+    cfg = samba_config(algorithm="ucb", budget=30, arms=3)
+
+    def forge(label, peer, body):
+        if label == "setup" and peer == "controller.0":
+            return {**body, "algorithm": "no-such-bandit"}
+        return body
+
+    with pytest.raises(ProtocolError) as err:
+        run_inproc_samba(cfg, wrap={"dc.0": lambda chan: Recorder(chan, [], forge)}, deadline_s=5.0)
+    assert err.value.peer == "dc.0" and "no-such-bandit" in str(err.value)

@@ -156,6 +156,18 @@ def _recv_setup(ctx: PartyContext, label: str, peer: str):
         chan.deadline_s = deadline
 
 
+def _algorithm_from(setup, peer: str) -> tuple[int, Algorithm]:
+    """Budget and algorithm of a set-up message, or a ProtocolError naming its sender."""
+    try:
+        budget = setup["budget"]
+        alg = make_algorithm(setup["algorithm"], **setup["params"])
+    except (KeyError, TypeError) as e:
+        raise ProtocolError(peer, "setup#0", f"bad set-up message: {e}") from None
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise ProtocolError(peer, "setup#0", f"budget {budget!r} is not a positive int")
+    return budget, alg
+
+
 def _expect_bytes(body, size: int, peer: str, tag: str) -> bytes:
     if not isinstance(body, bytes) or len(body) != size:
         got = f"{len(body)} bytes" if isinstance(body, bytes) else type(body).__name__
@@ -206,8 +218,8 @@ def _controller(ctx: PartyContext) -> dict:
     dos = owners(ctx.section.arms)
     k = len(dos)
     setup = _recv_setup(ctx, "setup", DC0)                                          # (0)
-    budget, name, params = setup["budget"], setup["algorithm"], setup["params"]
-    alg = make_algorithm(name, **params)
+    budget, alg = _algorithm_from(setup, DC0)
+    name, params = setup["algorithm"], setup["params"]
     seed_alpha, seed_eps = _seed(ctx.config, "alpha"), _seed(ctx.config, "epsilon")
     chan.exchange("setup", send={COMP0: {"budget": budget, "algorithm": name,       # (1)
                                          "params": params, "arms": k},
@@ -263,8 +275,7 @@ def _is_ciphertext(pk, c) -> bool:
 def _comp(ctx: PartyContext, view: list | None) -> dict:
     chan = ctx.chan
     setup = _recv_setup(ctx, "setup", CONTROLLER0)                                   # (1)
-    budget, k = setup["budget"], setup["arms"]
-    alg = make_algorithm(setup["algorithm"], **setup["params"])
+    (budget, alg), k = _algorithm_from(setup, CONTROLLER0), setup["arms"]
     pubs = chan.recv("key", CONTROLLER0)
     key, mine = os.urandom(32), KeyPair()
     chan.send("key", CONTROLLER0, {"comp": mine.public,
@@ -301,8 +312,7 @@ def _data_owner(ctx: PartyContext) -> dict:
     chan, i = ctx.chan, ctx.index
     mean = arm_means(ctx.section, ctx.config.seed)[i]
     setup = _recv_setup(ctx, "setup", CONTROLLER0)                                   # (1)
-    budget, k = setup["budget"], ctx.section.arms
-    alg: Algorithm = make_algorithm(setup["algorithm"], **setup["params"])
+    (budget, alg), k = _algorithm_from(setup, CONTROLLER0), ctx.section.arms
     pk = paillier.public_key(setup["paillier_n"])
     mine = KeyPair()
     keys = chan.exchange("key", send={CONTROLLER0: mine.public}, recv=[CONTROLLER0])[CONTROLLER0]
