@@ -1,7 +1,8 @@
 """Plot Figure 8 of SAMBA from the CSVs of scripts/bench_samba.py.
 
     python scripts/plot_samba_figure8.py --in results/samba     # writes figure8.png there
-Rows are datasets; columns (a) time vs N, (b) time vs K (secure solid, standard dotted),
+Rows are datasets; columns (a) time vs N, (b) per-step time vs K (secure solid, standard
+dotted),
 (c) cumulative reward vs N, (d) share of CPU time per role at the largest K.
 """
 
@@ -20,6 +21,16 @@ def _read(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def _lines(ax, series: dict, xlabel: str, ylabel: str, title: str) -> None:
+    """Secure (solid) and standard (dotted, same colour) curves per algorithm."""
+    for alg, pts in sorted(series.items()):
+        pts.sort()
+        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=alg)
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "x:", color=line.get_color())
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.legend(fontsize=7)
+
+
 def plot(src: Path, dest: Path) -> Path:
     """Draw the four panels per dataset into dest (PNG)."""
     import matplotlib
@@ -33,21 +44,16 @@ def plot(src: Path, dest: Path) -> Path:
     for row, d in zip(axes, datasets):
         t = [r for r in times if r["dataset"] == d]
         kmax = max((int(r["K"]) for r in t), default=0)
-        nmax = max((int(r["N"]) for r in t), default=0)
-        for col, (key, fixed_key, fixed, label) in enumerate(
-                [("N", "K", kmax, f"K={kmax}"), ("K", "N", nmax, f"N={nmax}")]):
-            series = defaultdict(list)
-            for r in t:
-                if int(r[fixed_key]) == fixed:
-                    series[r["algorithm"]].append((int(r[key]), float(r["core_s"]),
-                                                   float(r["plaintext_s"])))
-            ax = row[col]
-            for alg, pts in sorted(series.items()):
-                pts.sort()
-                line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=alg)
-                ax.plot([p[0] for p in pts], [p[2] for p in pts], ":", color=line.get_color())
-            ax.set(xlabel=key, ylabel="seconds (core steps)", title=f"({'ab'[col]}) {d}, {label}")
-            ax.legend(fontsize=7)
+        series = defaultdict(list)  # (a) seconds vs N at the largest K
+        for r in t:
+            if int(r["K"]) == kmax:
+                series[r["algorithm"]].append((int(r["N"]), float(r["core_s"]), float(r["plaintext_s"])))
+        _lines(row[0], series, "N", "seconds (steps 2-5)", f"(a) {d}, K={kmax}")
+        series = defaultdict(list)  # (b) per-step time vs K (any N: the time is linear in N)
+        for r in t:
+            series[r["algorithm"]].append((int(r["K"]), float(r["ms_per_step"]),
+                                           float(r["plaintext_ms_per_step"])))
+        _lines(row[1], series, "K", "ms per step", f"(b) {d}: per-step time vs K")
         ax = row[2]
         curves = defaultdict(list)
         for r in rewards:
@@ -59,13 +65,13 @@ def plot(src: Path, dest: Path) -> Path:
         ax.set(xlabel="N", ylabel="cumulative reward", title=f"(c) {d}")
         ax.legend(fontsize=7)
         ax = row[3]
-        s = [r for r in shares if r["dataset"] == d and int(r["K"]) == kmax and int(r["N"]) == nmax]
+        s = [r for r in shares if r["dataset"] == d and int(r["K"]) == kmax]
         by_role = defaultdict(float)
         for r in s:
             by_role[r["role"]] += float(r["cpu_s"])
         if by_role:
             ax.pie(list(by_role.values()), labels=[f"{k} ({v:.1f} s)" for k, v in by_role.items()])
-        ax.set(title=f"(d) {d}: CPU share, K={kmax}, N={nmax} (all algorithms)")
+        ax.set(title=f"(d) {d}: CPU share by role, K={kmax}")
     fig.tight_layout()
     fig.savefig(dest, dpi=90)
     plt.close(fig)
