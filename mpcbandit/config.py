@@ -39,6 +39,7 @@ PROTOCOL_MODULES = {
     "jdp": "mpcbandit.protocols.jdp",
     "mpcops": "mpcbandit.protocols.mpcops",
     "o3m": "mpcbandit.protocols.o3m",
+    "samba": "mpcbandit.protocols.samba",
 }
 
 #: one-way delay (s) and bandwidth (bytes/s) of the named network presets

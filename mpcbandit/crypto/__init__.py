@@ -1,1 +1,1 @@
-"""Cryptographic building blocks that are not secret sharing (masks, encryption wrappers)."""
+"""Cryptographic building blocks: AES-GCM, Paillier, key agreement, keyed streams, orthogonal masks."""

@@ -1,24 +1,37 @@
-"""Data sources: loaders for the shared data sets and synthetic generators."""
+"""Data loaders and their lookup: files under ``../shared/data`` or ``$MPCBANDIT_DATA``."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["shared_data_dir"]
+__all__ = ["data_root", "resolve_data_path"]
 
 
-def shared_data_dir() -> Path:
-    """$MPCBANDIT_DATA if set, else the nearest shared/data above the repository root.
-
-    ../shared/data from the repository root in a checkout; worktrees one level deeper
-    (/work/wt/<name>) find the same directory one level further up.
-    """
+def data_root() -> Path:
+    """$MPCBANDIT_DATA if set, else ``../shared/data`` beside the repository (or beside its
+    parent, for a git worktree one level deeper)."""
     env = os.environ.get("MPCBANDIT_DATA")
     if env:
         return Path(env)
-    root = Path(__file__).resolve().parents[2]
-    for up in root.parents:
-        if (up / "shared" / "data").is_dir():
-            return up / "shared" / "data"
-    return root.parent / "shared" / "data"
+    repo = Path(__file__).resolve().parents[2]
+    for base in (repo.parent, repo.parent.parent):
+        if (base / "shared" / "data").is_dir():
+            return base / "shared" / "data"
+    return repo.parent / "shared" / "data"
+
+
+def resolve_data_path(name: str, key: str = "data") -> Path:
+    """An existing file: name as given if absolute or present, else under data_root()."""
+    from mpcbandit.errors import ConfigError
+
+    p = Path(name).expanduser()
+    if p.is_absolute() or p.exists():
+        candidates = [p]
+    else:
+        candidates = [data_root() / p]
+    for c in candidates:
+        if c.is_file():
+            return c
+    raise ConfigError(key, f"data file {name!r} not found (looked at {', '.join(map(str, candidates))}; "
+                           "set MPCBANDIT_DATA to the directory holding samba/data/...)")

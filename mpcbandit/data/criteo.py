@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpcbandit.data import shared_data_dir
+from mpcbandit.data import data_root
 
 __all__ = ["USER_DIMS", "ITEM_DIMS", "DIMS", "SAMPLE", "default_path", "CriteoLog", "load_criteo",
            "outer_add"]
@@ -37,7 +37,7 @@ SAMPLE = "criteo/criteo_kaggle_train_first1999.csv"
 
 def default_path() -> Path:
     """The shared 1,999-row sample under the data directory ($MPCBANDIT_DATA)."""
-    return shared_data_dir() / SAMPLE
+    return data_root() / SAMPLE
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,43 @@
+"""Smoke test of the SAMBA Figure 8 benchmark and its plot, at a tiny size."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import sys
+
+import pytest
+
+from tests.samba_support import REPO
+
+
+def _script(name):
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.slow
+def test_bench_samba_writes_the_three_tables_and_the_figure(tmp_path, capsys):
+    bench = _script("bench_samba")
+    assert bench.main(["--datasets", "synthetic", "--algorithms", "epsilon-greedy",
+                       "--n-list", "30", "--k-list", "3", "--k-max", "3", "--n-for-k", "30",
+                       "--reward-n", "50", "--paillier-bits", "256", "--out", str(tmp_path)]) == 0
+    with (tmp_path / "times.csv").open() as f:
+        (row,) = list(csv.DictReader(f))
+    assert (row["N"], row["K"]) == ("30", "3") and float(row["ms_per_step"]) > 0
+    with (tmp_path / "shares.csv").open() as f:
+        assert {r["role"] for r in csv.DictReader(f)} == {"controller", "comp", "do", "dc"}
+    with (tmp_path / "rewards.csv").open() as f:
+        assert [int(r["N"]) for r in csv.DictReader(f)][-1] == 50
+    assert "Figure 8 (d)" in capsys.readouterr().out
+    pytest.importorskip("matplotlib")
+    png = _script("plot_samba_figure8").plot(tmp_path, tmp_path / "fig.png")
+    assert png.stat().st_size > 1000
+
+
+def test_bench_zmq_relay_times_a_tiny_relay():
+    relay = _script("bench_zmq_relay")
+    assert relay.relay_ms_per_step(arms=3, steps=20) > 0
