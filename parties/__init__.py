@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import time
 from pathlib import Path
 
 from mpcbandit.config import Config
@@ -14,7 +13,7 @@ from mpcbandit.errors import ConfigError
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.security import load_curve
 from mpcbandit.net.zmq_link import ZmqLink
-from mpcbandit.protocols import PartyContext, get_protocol
+from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
 __all__ = ["run_party", "write_json_atomic"]
 
@@ -56,19 +55,10 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
                            out_dir=result_path.parent if result_path else None,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
                            checkpoint_every=checkpoint_every, resume_from=resume_from)
-        chan.start_clock()
-        t0 = time.perf_counter()
-        output = proto.run_role(ctx)
-        wall = time.perf_counter() - t0
+        record = run_timed(proto.run_role, ctx)
     finally:
         chan.close()
-    total = chan.stats.total()
-    result = {
-        "role": role, "index": index, "name": me.name, "pid": os.getpid(),
-        "host": socket.gethostname(), "address": me.address,
-        **total.to_dict(), "protocol_wall_s": wall,
-        "by_op": chan.stats.to_dict(), "output": output,
-    }
+    result = {**record, "pid": os.getpid(), "host": socket.gethostname(), "address": me.address}
     if result_path is not None:
         write_json_atomic(result_path, result)
     return result

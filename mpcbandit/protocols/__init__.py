@@ -22,7 +22,7 @@ from mpcbandit.net.channel import Channel
 from mpcbandit.net.codec import pack_value, unpack_value
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng",
-           "checkpoint_iterations"]
+           "checkpoint_iterations", "run_timed"]
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,17 @@ class PartyContext:
             raise MpcBanditError(f"{self.name} has no checkpoint at iteration "
                                  f"{self.resume_from} ({path})") from None
         return data["iteration"], data["state"]
+
+
+def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> dict:
+    """Run one role and return its record: identity, accounting per op, and its output."""
+    ctx.chan.start_clock()
+    t0 = time.perf_counter()
+    output = run_role(ctx)
+    wall = time.perf_counter() - t0
+    return {"role": ctx.role, "index": ctx.index, "name": ctx.name,
+            **ctx.chan.stats.total().to_dict(), "protocol_wall_s": wall,
+            "by_op": ctx.chan.stats.to_dict(), "output": output}
 
 
 def checkpoint_iterations(folder: Path) -> list[int]:

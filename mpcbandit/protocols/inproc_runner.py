@@ -6,39 +6,38 @@ results have the shape the launcher collects, so `summarize` works on them uncha
 
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 from mpcbandit.config import Config
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.inproc import run_inproc
-from mpcbandit.protocols import PartyContext, get_protocol
+from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
 __all__ = ["run_protocol_inproc"]
 
 
-def run_protocol_inproc(cfg: Config, observe: Callable[[str, Channel], None] | None = None
-                        ) -> tuple[list[dict], dict[str, Channel]]:
-    """Run all parties of cfg in threads; observe(name, chan) is called before each starts."""
+def run_protocol_inproc(cfg: Config, observe: Callable[[str, Channel], Channel | None] | None = None,
+                        *, run_role: Callable[[PartyContext], dict] | None = None,
+                        deadline_s: float | None = None) -> tuple[list[dict], dict[str, Channel]]:
+    """Run all parties of cfg in threads; return their records (launcher shape) and channels.
+
+    observe(name, chan) is called before each party starts; if it returns a channel-like
+    object the party uses that instead (tests record or tamper with traffic that way).
+    run_role replaces the protocol's role function (test instrumentation).
+    """
     proto = get_protocol(cfg.protocol)
     roles = proto.roles(cfg.section)
     peers = {f"{r}.{i}": proto.peers_of(cfg.section, r, i) for r, i in roles}
+    role_fn = run_role or proto.run_role
 
     def party(role: str, index: int):
         def run(chan: Channel) -> dict:
             if observe is not None:
-                observe(f"{role}.{index}", chan)
-            ctx = PartyContext(config=cfg, role=role, index=index, chan=chan)
-            chan.start_clock()
-            t0 = time.perf_counter()
-            output = proto.run_role(ctx)
-            wall = time.perf_counter() - t0
-            return {"role": role, "index": index, "name": f"{role}.{index}",
-                    **chan.stats.total().to_dict(), "protocol_wall_s": wall,
-                    "by_op": chan.stats.to_dict(), "output": output}
+                chan = observe(f"{role}.{index}", chan) or chan
+            return run_timed(role_fn, PartyContext(config=cfg, role=role, index=index, chan=chan))
         return run
 
     results, chans = run_inproc({f"{r}.{i}": party(r, i) for r, i in roles},
-                                deadline_s=cfg.run.deadline_s, max_bytes=cfg.run.max_message_bytes,
-                                net=cfg.net, peers=peers)
+                                deadline_s=deadline_s or cfg.run.deadline_s,
+                                max_bytes=cfg.run.max_message_bytes, net=cfg.net, peers=peers)
     return [results[f"{r}.{i}"] for r, i in roles], chans

@@ -404,27 +404,17 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
 
 def run_inproc_samba(cfg: Config, *, comp_view: list | None = None, wrap: dict | None = None,
                      deadline_s: float = 30.0) -> dict:
-    """All K + 3 parties as threads (``run_inproc``); returns the summary fields.
+    """All K + 3 parties as threads; returns the summary fields.
 
     wrap maps a party name to a function of its Channel returning the channel it should use
     (tests record or tamper with traffic that way); comp_view collects Comp's clear view.
     """
-    from mpcbandit.net.inproc import run_inproc
+    from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
-    funcs, table = {}, {}
-    for role, index in roles(cfg.section):
-        name = f"{role}.{index}"
-        table[name] = peers(cfg.section, role, index)
-        hook = (wrap or {}).get(name)
-
-        def fn(chan, role=role, index=index, hook=hook):
-            chan = hook(chan) if hook else chan
-            return run_role(PartyContext(config=cfg, role=role, index=index, chan=chan), comp_view)
-
-        funcs[name] = fn
-    outputs, _ = run_inproc(funcs, peers=table, deadline_s=deadline_s)
-    results = [{"role": n.split(".")[0], "index": int(n.split(".")[1]), "output": o}
-               for n, o in outputs.items()]
+    hooks = wrap or {}
+    results, _ = run_protocol_inproc(
+        cfg, observe=lambda name, chan: hooks[name](chan) if name in hooks else None,
+        run_role=lambda ctx: run_role(ctx, comp_view), deadline_s=deadline_s)
     return summarize(cfg, results)
 
 
