@@ -1,0 +1,86 @@
+"""jdp and feducb (centralized and p2p) killed half-way and resumed from their checkpoints end
+with exactly the result of an uninterrupted run at the same seed (seeded noise)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from partyprocs import party_pids, wait_for_progress
+
+EVERY = 20
+
+# (config, section, horizon, kill once every party passed this round, victim)
+CASES = {
+    "jdp": ("configs/jdp-synthetic.toml", "jdp", 900, 200, "privatizer.0"),
+    "feducb": ("configs/feducb-synthetic.toml", "feducb", 300, 80, "agent.1"),
+    "feducb-p2p": ("configs/feducb-p2p.toml", "feducb", 240, 60, "agent.0"),
+}
+COMPARED = ("arms", "rewards", "regret", "cumulative_regret", "beta", "sync_rounds")
+
+
+def settings(section, horizon, seed=5):
+    return ["--seed", str(seed), "--set", f"{section}.horizon={horizon}",
+            "--set", f"{section}.seeded_noise=true", "--set", "run.deadline_s=15"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_killed_dp_run_resumes_to_the_uninterrupted_result(cli, tmp_path, case):
+    config, section, horizon, kill_after, victim = CASES[case]
+    out = tmp_path / "run"
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "mpcbandit", "run", config, "--out", str(out),
+         *settings(section, horizon), "--checkpoint-every", str(EVERY)],
+        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_progress(out / "progress", minimum=kill_after)
+        os.kill(party_pids(launcher.pid)[victim], signal.SIGKILL)
+        _, err = launcher.communicate(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode != 0 and victim in err, err
+    assert not (out / "summary.json").exists()
+
+    cli("run", "--resume", out)
+    resumed = json.loads((out / "summary.json").read_text())
+    assert kill_after <= resumed["resumed_from"] < horizon
+    assert resumed["resumed_from"] % EVERY == 0
+
+    cli("run", config, "--out", tmp_path / "whole", *settings(section, horizon))
+    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
+    assert len(resumed["arms"]) == horizon
+    for key in COMPARED:
+        assert resumed[key] == whole[key], key
+
+
+def test_unseeded_noise_resumes_with_the_same_history(cli, tmp_path):
+    """Without seeded noise the rounds before the checkpoint are kept as played."""
+    out = tmp_path / "run"
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "mpcbandit", "run", "configs/jdp-synthetic.toml", "--out", str(out),
+         "--set", "jdp.horizon=900", "--set", "run.deadline_s=15", "--checkpoint-every", "20"],
+        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_progress(out / "progress", minimum=200)
+        os.kill(party_pids(launcher.pid)["env.0"], signal.SIGKILL)
+        launcher.communicate(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode != 0
+    from mpcbandit.net.codec import unpack_value
+    from mpcbandit.protocols import checkpoint_iterations
+    folder = out / "checkpoints" / "env.0"
+    before = unpack_value((folder / f"{checkpoint_iterations(folder)[0]}.ckpt").read_bytes(), "t")
+    cli("run", "--resume", out)
+    resumed = json.loads((out / "summary.json").read_text())
+    start = resumed["resumed_from"]
+    assert len(resumed["arms"]) == 900 and start >= before["iteration"]
+    assert resumed["arms"][:before["iteration"]] == before["state"]["arms"]
