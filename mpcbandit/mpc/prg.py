@@ -32,7 +32,8 @@ class Prg:
         prg = cls(seed)
         block, skip = divmod(int(position), 16)
         # CTR's 128-bit big-endian counter: start at the block holding `position`
-        prg._enc = Cipher(algorithms.AES(prg.seed), modes.CTR(block.to_bytes(16, "big"))).encryptor()
+        ctr = modes.CTR(block.to_bytes(16, "big"))
+        prg._enc = Cipher(algorithms.AES(prg.seed), ctr).encryptor()
         prg._enc.update(b"\0" * skip)
         prg.position = int(position)
         return prg
