@@ -76,6 +76,22 @@ class FedEstimators:
         self.dt = np.zeros(count, dtype=np.int64)
         self.last_beta = np.zeros(count)  # beta_t used by the latest choice
 
+    _STATE = ("S", "s", "U", "u", "Q", "dt", "last_beta")
+
+    def state(self) -> dict:
+        """Synced and local sums, counters and the last beta (for a checkpoint)."""
+        return {k: getattr(self, k) for k in self._STATE}
+
+    def load_state(self, state: dict) -> None:
+        """Go on from a `state()` of estimators of the same shape."""
+        for k in self._STATE:
+            old = getattr(self, k)
+            new = np.asarray(state[k], dtype=old.dtype)
+            if new.shape != old.shape:
+                raise ValueError(f"checkpointed estimator {k} has shape {new.shape}, "
+                                 f"expected {old.shape}")
+            setattr(self, k, new.copy())
+
     def choose(self, idx, contexts: np.ndarray) -> np.ndarray:
         """Steps 4-8: V = S + U, u = s + u_local, arms by UCB with beta of Prop. 2."""
         p, c = self.params, self.pooled[idx]

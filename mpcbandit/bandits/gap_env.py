@@ -33,6 +33,15 @@ class GapEnvironment:
         self._ctx = seeded_rng(seed, f"gap-env/contexts/{stream}")
         self._rew = seeded_rng(seed, f"gap-env/rewards/{stream}")
 
+    def state(self) -> dict:
+        """Positions of the two generators (for a checkpoint)."""
+        return {"contexts": self._ctx.bit_generator.state, "rewards": self._rew.bit_generator.state}
+
+    def load_state(self, state: dict) -> None:
+        """Continue both streams from a `state()`."""
+        self._ctx.bit_generator.state = state["contexts"]
+        self._rew.bit_generator.state = state["rewards"]
+
     def action_set(self) -> tuple[np.ndarray, np.ndarray]:
         """(D_t as K x d, expected rewards <x, theta*> as K)."""
         k, d, rng = self.actions, self.dims, self._ctx

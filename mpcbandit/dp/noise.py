@@ -24,6 +24,10 @@ class NormalSource:
     def __init__(self, seed: bytes | None = None):
         self.prg = Prg(seed)
 
+    def seek(self, position: int) -> None:
+        """Continue this source's stream from byte `position` (a checkpoint's noise position)."""
+        self.prg = Prg.at(self.prg.seed, position)
+
     def uniform(self, n: int) -> np.ndarray:
         """n uniforms in (0, 1] with 53 random bits each."""
         words = np.frombuffer(self.prg.bytes(8 * n), dtype="<u8")

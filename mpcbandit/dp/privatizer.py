@@ -33,9 +33,20 @@ class Privatizer:
     """One party's tree-based mechanism with the noise of `params` (Alg. 2 steps 2-7)."""
 
     def __init__(self, params: PrivacyParams, src: NormalSource):
-        self.params = params
+        self.params, self.src = params, src
         self.tree = TreeMechanism(params.dims + 1, params.releases, params.node_noise(src),
                                   shift=params.shift)
+
+    def state(self) -> dict:
+        """The tree and how far its noise stream has been drawn (never the noise seed)."""
+        return {"tree": self.tree.state(), "noise_position": self.src.prg.position}
+
+    def load_state(self, state: dict, same_noise: bool) -> None:
+        """Go on from a `state()`; same_noise: the source is seeded as before, so continue its
+        stream where it stopped (else the noise to come is fresh)."""
+        self.tree.load_state(state["tree"])
+        if same_noise:
+            self.src.seek(state["noise_position"])
 
     def initial(self) -> tuple[np.ndarray, np.ndarray]:
         """(H, h) before any data: the empty prefix (one noise node, plus the shift)."""

@@ -40,6 +40,23 @@ class TreeMechanism:
         self._empty_noise: np.ndarray | None = None
         self.nodes_used = 0
 
+    def state(self) -> dict:
+        """Node sums, noise and counters (for a checkpoint; never the noise generator)."""
+        return {"count": self.count, "exact": self._exact, "noisy": self._noisy,
+                "empty_noise": self._empty_noise, "nodes_used": self.nodes_used}
+
+    def load_state(self, state: dict) -> None:
+        """Go on from a `state()` of a tree with the same dim and capacity."""
+        if len(state["exact"]) != self.depth or state["count"] > self.capacity:
+            raise ValueError(f"checkpointed tree (depth {len(state['exact'])}, "
+                             f"{state['count']} inserts) does not fit depth {self.depth}, "
+                             f"capacity {self.capacity}")
+        self.count, self.nodes_used = int(state["count"]), int(state["nodes_used"])
+        self._exact = [np.array(a, dtype=np.float64) for a in state["exact"]]
+        self._noisy = [np.array(a, dtype=np.float64) for a in state["noisy"]]
+        e = state["empty_noise"]
+        self._empty_noise = None if e is None else np.array(e, dtype=np.float64)
+
     def insert(self, item: np.ndarray) -> np.ndarray:
         """Add item t = count + 1 and return the released noisy prefix sum s_t (+ shift I)."""
         if self.count >= self.capacity:

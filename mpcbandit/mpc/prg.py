@@ -26,6 +26,18 @@ class Prg:
         self._enc = Cipher(algorithms.AES(self.seed), modes.CTR(b"\0" * 16)).encryptor()
         self.position = 0  # bytes drawn so far
 
+    @classmethod
+    def at(cls, seed: bytes, position: int) -> "Prg":
+        """The stream of seed continued from byte `position` (resuming from a checkpoint)."""
+        prg = cls(seed)
+        block, skip = divmod(int(position), 16)
+        # CTR's 128-bit big-endian counter: start at the block holding `position`
+        ctr = modes.CTR(block.to_bytes(16, "big"))
+        prg._enc = Cipher(algorithms.AES(prg.seed), ctr).encryptor()
+        prg._enc.update(b"\0" * skip)
+        prg.position = int(position)
+        return prg
+
     def bytes(self, n: int) -> bytes:
         """The next n keystream bytes."""
         self.position += n

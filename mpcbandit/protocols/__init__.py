@@ -97,10 +97,13 @@ class PartyContext:
         """After `iteration` iterations, save this party's state when a checkpoint is due.
 
         State is what the party needs to go on (its shares, counters, histories, generator
-        positions), never unused dealer material. Written atomically, mode 0600.
+        positions), never unused dealer material. Written atomically, mode 0600. `state` may
+        be a function returning it, called only when a checkpoint is due.
         """
         if not self.checkpoint_every or iteration % self.checkpoint_every or self.checkpoint_dir is None:
             return
+        if callable(state):
+            state = state()
         folder = self.checkpoint_dir / self.name
         folder.mkdir(parents=True, exist_ok=True)
         tmp = folder / f".{iteration}.tmp"

@@ -130,8 +130,9 @@ def _controller(ctx: PartyContext) -> dict:
     agents = [f"{AGENT}.{i}" for i in range(s.agents)]
     fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
     fixed_set = set(fixed or ())
-    sync_at = []
-    for t in range(1, s.horizon + 1):
+    start, st = ctx.resume() or (0, {"sync_at": []})
+    sync_at = st["sync_at"]
+    for t in range(start + 1, s.horizon + 1):
         if fixed is None:  # 12. anyone over the threshold?
             flags = ctx.chan.exchange("sync_flag", recv=agents)
             sync = any(bool(flags[a]) for a in agents)
@@ -144,6 +145,7 @@ def _controller(ctx: PartyContext) -> dict:
             vec = sum(np.asarray(got[a]["vec"]) for a in agents)
             ctx.chan.exchange("broadcast", send={a: {"gram": gram, "vec": vec} for a in agents})
             sync_at.append(t)
+        ctx.checkpoint(t, lambda: {"sync_at": sync_at})
         ctx.progress(t, s.horizon)
     return {"sync_at": sync_at}
 
@@ -159,8 +161,14 @@ def _central_agent(ctx: PartyContext) -> dict:
     me = np.array([0])
     fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
     fixed_set = set(fixed or ())
-    arms, rewards, regret, betas = [], [], [], []
-    for t in range(1, s.horizon + 1):
+    start, st = ctx.resume() or (0, None)
+    if st is not None:
+        env.load_state(st["env"])
+        priv.load_state(st["priv"], same_noise=s.seeded_noise)
+        est.load_state(st["est"])
+    arms, rewards, regret, betas = (([], [], [], []) if st is None else
+                                    (st["arms"], st["rewards"], st["regret"], st["beta"]))
+    for t in range(start + 1, s.horizon + 1):
         ctx_t, means = env.action_set()  # 5.
         a = int(est.choose(me, ctx_t[None])[0])  # 4, 6-8.
         y = env.reward(means[a])  # 9.
@@ -179,6 +187,9 @@ def _central_agent(ctx: PartyContext) -> dict:
         rewards.append(y)
         regret.append(float(means.max() - means[a]))
         betas.append(float(est.last_beta[0]))
+        ctx.checkpoint(t, lambda: {"env": env.state(), "priv": priv.state(), "est": est.state(),
+                                   "arms": arms, "rewards": rewards, "regret": regret,
+                                   "beta": betas})
         ctx.progress(t, s.horizon)
     return {"arms": arms, "rewards": rewards, "regret": regret, "beta": betas,
             "releases": priv.tree.count}
@@ -205,12 +216,30 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     fixed_set = set(fixed or ())
     arms, rewards, regret, betas = [], [], [], []
     requests = releases = 0
+    start, st = ctx.resume() or (0, None)
+    if st is not None:  # go on from the checkpoint of round `start`
+        env.load_state(st["env"])
+        for pr, ps in zip(privs, st["privs"]):
+            pr.load_state(ps, same_noise=s.seeded_noise)
+        est.load_state(st["est"])
+        latest = [{int(k): (np.asarray(gm), np.asarray(v)) for k, gm, v in slot}
+                  for slot in st["latest"]]
+        pending, seen, outbox = list(st["pending"]), set(st["seen"]), st["outbox"]
+        arms, rewards, regret, betas = st["arms"], st["rewards"], st["regret"], st["beta"]
+        requests, releases = st["requests"], st["releases"]
+
+    def state() -> dict:
+        return {"env": env.state(), "privs": [pr.state() for pr in privs], "est": est.state(),
+                "latest": [[[k, gm, v] for k, (gm, v) in slot.items()] for slot in latest],
+                "pending": pending, "seen": sorted(seen), "outbox": outbox, "arms": arms,
+                "rewards": rewards, "regret": regret, "beta": betas, "requests": requests,
+                "releases": releases}
 
     def refresh(g: int) -> None:
         parts = [latest[g].get(k, base) for k in ball]
         est.set_synced(np.array([g]), sum(p[0] for p in parts)[None], sum(p[1] for p in parts)[None])
 
-    for t in range(1, s.horizon + 1):
+    for t in range(start + 1, s.horizon + 1):
         g = (t - 1) % gam  # round-robin estimator (subsampling)
         slot = np.array([g])
         ctx_t, means = env.action_set()
@@ -253,6 +282,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
         rewards.append(y)
         regret.append(float(means.max() - means[a]))
         betas.append(float(est.last_beta[g]))
+        ctx.checkpoint(t, state)
         ctx.progress(t, s.horizon)
     return {"arms": arms, "rewards": rewards, "regret": regret, "beta": betas, "requests": requests,
             "releases": releases, "releases_per_slot": [pr.tree.count for pr in privs], "ball": ball,

@@ -88,8 +88,9 @@ def run_role(ctx: PartyContext) -> dict:
     params = params_of(s)
     learner, privatizer, env_name = f"{LEARNER}.0", f"{PRIVATIZER}.0", f"{ENV}.0"
     if ctx.role == LEARNER:
-        arms, betas = [], []
-        for t in range(1, s.horizon + 1):
+        start, st = ctx.resume() or (0, {"arms": [], "beta": []})
+        arms, betas = st["arms"], st["beta"]
+        for t in range(start + 1, s.horizon + 1):
             got = ctx.chan.exchange("offer", recv=[env_name, privatizer])  # 1.
             rel = got[privatizer]
             a, beta = jdp_arm(rel["gram"], rel["vec"], got[env_name], params,
@@ -97,22 +98,33 @@ def run_role(ctx: PartyContext) -> dict:
             ctx.chan.exchange("choose", send={env_name: a})
             arms.append(a)
             betas.append(beta)
+            ctx.checkpoint(t, lambda: {"arms": arms, "beta": betas})
             ctx.progress(t, s.horizon)
         return {"arms": arms, "beta": betas}
     if ctx.role == PRIVATIZER:
         priv = Privatizer(params, noise_source(ctx.config, s.seeded_noise, NOISE_PURPOSE))
-        gram, vec = priv.initial()
-        nodes = []
-        for t in range(1, s.horizon + 1):
+        resumed = ctx.resume()
+        if resumed:
+            start, st = resumed
+            priv.load_state(st["priv"], same_noise=s.seeded_noise)
+            gram, vec, nodes = np.asarray(st["gram"]), np.asarray(st["vec"]), st["nodes"]
+        else:
+            start, (gram, vec), nodes = 0, priv.initial(), []
+        for t in range(start + 1, s.horizon + 1):
             ctx.chan.exchange("offer", send={learner: {"gram": gram, "vec": vec}})  # 1.
             nodes.append(priv.tree.nodes_used)
             obs = ctx.chan.recv("observe", env_name)  # 3.
             gram, vec = priv.privatize(augmented_gram(obs["x"], obs["y"]))  # 4.
+            ctx.checkpoint(t, lambda: {"priv": priv.state(), "gram": gram, "vec": vec,
+                                       "nodes": nodes})
             ctx.progress(t, s.horizon)
         return {"nodes_used": nodes, "depth": priv.tree.depth}
     env = GapEnvironment(ctx.config.seed, s.dims, s.actions, JDP_STREAM)
-    arms, rewards, regret = [], [], []
-    for t in range(1, s.horizon + 1):
+    start, st = ctx.resume() or (0, {"env": None, "arms": [], "rewards": [], "regret": []})
+    if st["env"] is not None:
+        env.load_state(st["env"])
+    arms, rewards, regret = st["arms"], st["rewards"], st["regret"]
+    for t in range(start + 1, s.horizon + 1):
         d_t, means = env.action_set()
         ctx.chan.exchange("offer", send={learner: d_t})  # 1.
         a = int(ctx.chan.recv("choose", learner))
@@ -123,6 +135,8 @@ def run_role(ctx: PartyContext) -> dict:
         arms.append(a)
         rewards.append(y)
         regret.append(float(means.max() - means[a]))
+        ctx.checkpoint(t, lambda: {"env": env.state(), "arms": arms, "rewards": rewards,
+                                   "regret": regret})
         ctx.progress(t, s.horizon)
     return {"arms": arms, "rewards": rewards, "regret": regret}
 
