@@ -141,8 +141,11 @@ class _Progress:
                 i, t, r = (int(v) for v in p.read_text().split())
             except (OSError, ValueError):
                 continue
+            if t and i >= t and t < total:  # a party done with its own, shorter part
+                continue
             its.append(i)
             total, rounds = max(total, t), max(rounds, r)
+        its = [i for i in its if i < total] or its  # parties still working set the pace
         if not its:
             return
         line = f"[mpcbandit] iteration {min(its)}/{total or '?'}, rounds so far {rounds}"

@@ -46,7 +46,7 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
                    {p: address_of[p] for p in peer_names},
                    max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
-                   curve=curve)
+                   curve=curve, send_timeout_s=cfg.run.deadline_s)
     chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
                    max_bytes=cfg.run.max_message_bytes, net=cfg.net)
     try:

@@ -24,6 +24,8 @@ CASES = {
     "feducb": (["configs/feducb-synthetic.toml", "--set", f"feducb.horizon={LONG}"],
                "controller.0", 5),
     "feducb-p2p": (["configs/feducb-p2p.toml", "--set", f"feducb.horizon={LONG}"], "agent.1", 4),
+    "o3m": (["configs/o3m-synthetic.toml", "--set", f"o3m.iterations={LONG}"], "pp.1", 7),
+    "samba": (["configs/samba-synthetic.toml", "--set", f"samba.budget={LONG}"], "controller.0", 13),
 }
 
 

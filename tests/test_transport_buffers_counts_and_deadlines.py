@@ -4,6 +4,7 @@ import threading
 import time
 
 import numpy as np
+import zmq
 import pytest
 
 from mpcbandit.config import NetSpec
@@ -187,3 +188,34 @@ def test_zmq_hello_names_the_missing_peer():
             link.hello(0.3)
     finally:
         link.close()
+
+
+def test_very_long_deadlines_do_not_overflow_the_socket_timeout():
+    base = pick_base_port("127.0.0.1", 2)
+    addr = {"a": f"tcp://127.0.0.1:{base}", "b": f"tcp://127.0.0.1:{base + 1}"}
+    a = ZmqLink("a", addr["a"], {"b": addr["b"]}, max_bytes=2**20)
+    b = ZmqLink("b", addr["b"], {"a": addr["a"]}, max_bytes=2**20)
+    try:
+        a.send("b", b"x#0", encode(Envelope("s", 0, "a", "x#0", 1)))
+        got = b.poll(10**9)  # a ~31-year deadline: more ms than a C int holds
+        assert got is not None and got[0] == "a" and got[1] == b"x#0"
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_sender_far_ahead_of_its_reader_waits_with_a_deadline():
+    base = pick_base_port("127.0.0.1", 2)
+    addr = {"a": f"tcp://127.0.0.1:{base}", "b": f"tcp://127.0.0.1:{base + 1}"}
+    b = ZmqLink("b", addr["b"], {}, max_bytes=2**20)  # bound, never reads
+    a = ZmqLink("a", addr["a"], {"b": addr["b"]}, max_bytes=2**20, send_timeout_s=0.5)
+    chan = Channel("a", ["b"], a, session="s", deadline_s=0.5, max_bytes=2**20)
+    try:
+        with pytest.raises(PeerTimeout) as e:
+            for _ in range(100_000):
+                chan.send("x", "b", b"\0" * 1000)
+        assert e.value.peer == "b"
+        assert chan.stats.op("x").messages < 10_000  # bounded queue, not unbounded memory
+    finally:
+        a.close()
+        b.close()

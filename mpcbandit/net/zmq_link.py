@@ -24,6 +24,9 @@ from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses
 __all__ = ["ZmqLink", "HELLO_TAG"]
 
 HELLO_TAG = b""
+#: messages queued per peer and direction before a sender waits for its reader: parties that
+#: only send (input holders, passive participants) would otherwise run unboundedly ahead
+QUEUE_MESSAGES = 1000
 _ZERO_COPY_BYTES = 64 * 1024
 _HELLO = b"hello"
 
@@ -32,8 +35,9 @@ class ZmqLink:
     """Frames between this party and its peers over ZeroMQ TCP."""
 
     def __init__(self, me: str, bind_addr: str, peers: dict[str, str], *, max_bytes: int,
-                 linger_s: float = 2.0, curve: CurveSetup | None = None):
+                 linger_s: float = 2.0, curve: CurveSetup | None = None, send_timeout_s: float = 30.0):
         self.me = me
+        self.send_timeout_s = send_timeout_s
         self.peers = dict(peers)
         self.curve = curve
         self._linger_ms = int(linger_s * 1000)
@@ -46,7 +50,7 @@ class ZmqLink:
                 self.auth = PartyAuthenticator(self._ctx, curve.roster, set(self.peers)).start_for()
             self.router = self._socket(zmq.ROUTER)
             self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-            self.router.setsockopt(zmq.RCVHWM, 0)
+            self.router.setsockopt(zmq.RCVHWM, QUEUE_MESSAGES)
             # zmq drops an oversize message and the connection; leave headroom so frames just
             # above our cap reach the codec and get a named ProtocolError instead
             self.router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
@@ -63,7 +67,7 @@ class ZmqLink:
             for peer, addr in self.peers.items():
                 d = self._socket(zmq.DEALER)
                 d.setsockopt(zmq.ROUTING_ID, me.encode())
-                d.setsockopt(zmq.SNDHWM, 0)
+                d.setsockopt(zmq.SNDHWM, QUEUE_MESSAGES)
                 if curve is not None:
                     d.curve_serverkey = curve.roster.keys[peer]
                 d.connect(addr)
@@ -103,9 +107,14 @@ class ZmqLink:
                 self._pending.append(got)
 
     def send(self, peer: str, tag: bytes, frames: list) -> None:
-        """Queue [tag, *frames] for peer (never blocks: the send queue is unbounded)."""
+        """Queue [tag, *frames] for peer; waits (at most send_timeout_s) while its queue is full."""
         sock = self.dealers[peer]
-        sock.send(tag, zmq.SNDMORE)
+        try:
+            sock.send(tag, zmq.SNDMORE | zmq.NOBLOCK)
+        except zmq.Again:  # queue full: the reader is far behind; wait for it, bounded
+            if not sock.poll(min(int(self.send_timeout_s * 1000), 2**31 - 1), zmq.POLLOUT):
+                raise PeerTimeout(peer, tag.decode(errors="replace"), self.send_timeout_s) from None
+            sock.send(tag, zmq.SNDMORE)
         last = len(frames) - 1
         for i, f in enumerate(frames):
             # zero-copy pays off only for large buffers; small ones are cheaper copied
@@ -125,7 +134,8 @@ class ZmqLink:
 
     def _recv(self, timeout_s: float) -> tuple[str, bytes, list] | None:
         # a blocking recv with a timeout wakes faster than poll() followed by recv()
-        ms = max(0, int(timeout_s * 1000))
+        # zmq takes a C int; longer waits are loops of this one (callers re-check deadlines)
+        ms = min(max(0, int(timeout_s * 1000)), 2**31 - 1)
         if ms != self._rcvtimeo:
             self.router.setsockopt(zmq.RCVTIMEO, ms)
             self._rcvtimeo = ms

@@ -235,6 +235,7 @@ def _controller(ctx: PartyContext) -> dict:
     bits: dict = {}
     core_start = time.perf_counter()
     for t in range(k + 1, budget + 1):
+        ctx.progress(t, budget)
         explore = alg.explores and explore_u.row(t) <= alg.epsilon_at(t)
         for l in range(1, alg.iterations + 1):
             # (5) of the previous iteration, then (2): one round
@@ -287,6 +288,7 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
     equal = [0.0] * k
     one, zero = b"\x01", b"\x00"
     for t in range(k + 1, budget + 1):
+        ctx.progress(t, budget)
         for l in range(1, alg.iterations + 1):
             tag = f"permuted t={t} l={l}"
             blob = chan.exchange("permuted", send=reply, recv=[CONTROLLER0])[CONTROLLER0]  # (3)
@@ -330,6 +332,7 @@ def _data_owner(ctx: PartyContext) -> dict:
     explore_u = KeyedStream(setup["seed_epsilon"], "epsilon")
     pack = struct.Struct("<d").pack
     for t in range(k + 1, budget + 1):
+        ctx.progress(t, budget)
         explore = alg.explores and explore_u.row(t) <= alg.epsilon_at(t)
         for l in range(1, alg.iterations + 1):
             if explore:
