@@ -15,7 +15,7 @@ import time
 import numpy as np
 from dataclasses import dataclass, field
 
-from dealer.material import kind_key, layout, make_batch
+from dealer.material import layout, make_batch
 from mpcbandit.errors import PeerTimeout
 from mpcbandit.mpc.prg import Prg
 

@@ -15,7 +15,7 @@ from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.codec import Envelope, encode
-from mpcbandit.net.security import (CurveSetup, Keypair, SecurityError, check_refuses_unknown_keys,
+from mpcbandit.net.security import (CurveSetup, SecurityError, check_refuses_unknown_keys,
                                     load_curve, write_keys)
 from mpcbandit.net.zmq_link import ZmqLink
 

@@ -3,14 +3,14 @@ import numpy as np
 from dp_helpers import config, pooled_linucb_arms
 from mpcbandit.bandits.feducb import simulate_centralized
 from mpcbandit.dp.noise import seeded_source
-from mpcbandit.protocols.dp_common import run_roles_inproc
-from mpcbandit.protocols.feducb import PROTOCOL, params_of, summarize, threshold_of
+from mpcbandit.protocols.inproc_runner import run_protocol_inproc
+from mpcbandit.protocols.feducb import params_of, summarize, threshold_of
 
 M, D, K, T = 3, 4, 6, 60
 
 
 def _arms(cfg) -> np.ndarray:
-    return np.array(summarize(cfg, run_roles_inproc(cfg, PROTOCOL))["arms"])
+    return np.array(summarize(cfg, run_protocol_inproc(cfg)[0])["arms"])
 
 
 def test_centralized_sync_every_round_without_noise_equals_pooled_linucb():
@@ -33,7 +33,7 @@ def test_agent_processes_equal_the_in_process_simulation_with_seeded_noise():
     """The figure sweeps' simulation runs the protocol's maths: same arms, same syncs."""
     cfg = config("feducb", mode="centralized", agents=M, dims=D, actions=K, horizon=T,
                  noise="gaussian", schedule="threshold", threshold=5.0, seeded_noise=True)
-    out = summarize(cfg, run_roles_inproc(cfg, PROTOCOL))
+    out = summarize(cfg, run_protocol_inproc(cfg)[0])
     s = cfg.section
     sim = simulate_centralized(agents=M, dims=D, actions=K, horizon=T, params=params_of(s),
                                schedule=s.schedule, threshold=threshold_of(s, params_of(s)),

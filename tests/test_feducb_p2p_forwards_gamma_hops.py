@@ -5,8 +5,8 @@ import pytest
 
 from dp_helpers import config
 from mpcbandit.bandits.graphs import build_graph, diameter, within_hops
-from mpcbandit.protocols.dp_common import run_roles_inproc
-from mpcbandit.protocols.feducb import PROTOCOL, peers, summarize
+from mpcbandit.protocols.inproc_runner import run_protocol_inproc
+from mpcbandit.protocols.feducb import peers, summarize
 
 
 @pytest.mark.parametrize("kind,n,edges,diam", [("line", 6, 5, 5), ("ring", 6, 6, 3),
@@ -28,7 +28,7 @@ def test_messages_reach_exactly_the_gamma_ball(graph, gamma):
     m, t = 6, 24
     cfg = config("feducb", mode="p2p", agents=m, dims=3, actions=4, horizon=t, noise="gaussian",
                  schedule="mt", graph=graph, gamma=gamma)
-    results = run_roles_inproc(cfg, PROTOCOL)
+    results = run_protocol_inproc(cfg)[0]
     adj = build_graph(graph, m)
     for r in results:
         i, out = r["index"], r["output"]
@@ -45,6 +45,6 @@ def test_messages_reach_exactly_the_gamma_ball(graph, gamma):
 def test_threshold_requests_trigger_releases_in_the_ball():
     cfg = config("feducb", mode="p2p", agents=5, dims=3, actions=4, horizon=40, noise="none",
                  schedule="threshold", threshold=2.0, graph="line", gamma=2)
-    s = summarize(cfg, run_roles_inproc(cfg, PROTOCOL))
+    s = summarize(cfg, run_protocol_inproc(cfg)[0])
     assert s["sync_rounds"] >= 1
     assert all(0 < r <= 40 for r in s["releases_per_agent"])

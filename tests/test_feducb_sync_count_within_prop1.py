@@ -5,8 +5,8 @@ import pytest
 from dp_helpers import config
 from mpcbandit.bandits.feducb import default_threshold, prop1_bound, simulate_centralized
 from mpcbandit.dp.noise import seeded_source
-from mpcbandit.protocols.dp_common import run_roles_inproc
-from mpcbandit.protocols.feducb import PROTOCOL, params_of, summarize
+from mpcbandit.protocols.inproc_runner import run_protocol_inproc
+from mpcbandit.protocols.feducb import params_of, summarize
 
 M, D, K, T = 4, 5, 8, 400
 
@@ -42,7 +42,7 @@ def test_sync_rounds_within_prop1_bound_at_theorem1_threshold(noise):
 def test_controller_counts_the_sync_rounds_the_agents_make():
     cfg = config("feducb", agents=3, dims=3, actions=5, horizon=60, noise="none",
                  schedule="threshold", threshold=1.0)
-    out = summarize(cfg, run_roles_inproc(cfg, PROTOCOL))
+    out = summarize(cfg, run_protocol_inproc(cfg)[0])
     assert 2 <= out["sync_rounds"] == len(out["sync_at"]) <= out["prop1_bound"]
     assert out["sync_messages"] == 2 * 3 * out["sync_rounds"]
 
@@ -51,6 +51,6 @@ def test_fixed_schedules_sync_the_advertised_number_of_times():
     for schedule, want in (("mt", 64), ("mlogt", 7), ("m1.5", 3)):
         cfg = config("feducb", agents=9, dims=3, actions=5, horizon=64, noise="none",
                      schedule=schedule)
-        out = summarize(cfg, run_roles_inproc(cfg, PROTOCOL))
+        out = summarize(cfg, run_protocol_inproc(cfg)[0])
         assert out["sync_rounds"] == want, schedule
         assert out["privacy"]["releases"] == want

@@ -4,7 +4,6 @@ import threading
 import time
 
 import numpy as np
-import zmq
 import pytest
 
 from mpcbandit.config import NetSpec

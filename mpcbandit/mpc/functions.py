@@ -14,7 +14,6 @@ t iterations is |e_0|^(2^t), slowest at the top of the range: see ``reciprocal_e
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

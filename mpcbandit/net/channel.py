@@ -62,7 +62,6 @@ class Channel:
     def exchange(self, label: str, send: Mapping[str, Any] | None = None,
                  recv: Iterable[str] = ()) -> dict[str, Any]:
         """One round: send each peer its message, then receive one message from each in recv."""
-        t0 = time.perf_counter()
         st = self.stats.op(label)
         if send:
             for peer, body in send.items():

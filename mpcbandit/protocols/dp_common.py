@@ -12,10 +12,8 @@ import numpy as np
 
 from mpcbandit.config import Config
 from mpcbandit.dp.noise import NormalSource, seeded_source
-from mpcbandit.net.inproc import run_inproc
-from mpcbandit.protocols import PartyContext, Protocol
 
-__all__ = ["noise_source", "noise_off", "run_roles_inproc", "regret_fields"]
+__all__ = ["noise_source", "noise_off", "regret_fields"]
 
 
 def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:
@@ -26,20 +24,6 @@ def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:
 def noise_off(cfg: Config) -> Config:
     """cfg with its protocol section's noise set to "none" (the `--plaintext` reference)."""
     return dataclasses.replace(cfg, section=dataclasses.replace(cfg.section, noise="none"))
-
-
-def run_roles_inproc(cfg: Config, proto: Protocol) -> list[dict]:
-    """Every role of cfg in its own thread over in-process channels; results as from `run`."""
-    roles = proto.roles(cfg.section)
-    names = [f"{r}.{i}" for r, i in roles]
-
-    def role_fn(role: str, index: int):
-        return lambda chan: proto.run_role(PartyContext(config=cfg, role=role, index=index, chan=chan))
-
-    results, _ = run_inproc({f"{r}.{i}": role_fn(r, i) for r, i in roles},
-                            deadline_s=cfg.run.deadline_s,
-                            peers={f"{r}.{i}": proto.peers_of(cfg.section, r, i) for r, i in roles})
-    return [{"role": r, "index": i, "output": results[n]} for (r, i), n in zip(roles, names)]
 
 
 def regret_fields(regret_per_round: np.ndarray, agents: int = 1) -> dict:

@@ -23,7 +23,8 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import PartyContext, Protocol
-from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields, run_roles_inproc
+from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields
+from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 LEARNER, PRIVATIZER, ENV = "learner", "privatizer", "env"
 NOISE_PURPOSE = "jdp/privatizer"
@@ -166,7 +167,7 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
 def plaintext(cfg: Config) -> dict:
     """The same three roles with the noise switched off (ridge LinUCB), in-process."""
     off = noise_off(cfg)
-    return summarize(off, run_roles_inproc(off, PROTOCOL))
+    return summarize(off, run_protocol_inproc(off)[0])
 
 
 PROTOCOL = Protocol(name="jdp", section=JdpSection, roles=roles, run_role=run_role,
