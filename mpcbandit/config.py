@@ -35,6 +35,7 @@ __all__ = [
 
 PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
+    "hannun": "mpcbandit.protocols.hannun",
 }
 
 #: one-way delay (s) and bandwidth (bytes/s) of the named network presets
