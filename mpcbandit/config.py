@@ -36,6 +36,7 @@ __all__ = [
 PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
     "hannun": "mpcbandit.protocols.hannun",
+    "mpcops": "mpcbandit.protocols.mpcops",
 }
 
 #: one-way delay (s) and bandwidth (bytes/s) of the named network presets

@@ -39,3 +39,21 @@ def reconstruct(shares: list[np.ndarray]) -> np.ndarray:
     for s in shares[1:]:
         out += to_ring(s)
     return out
+
+
+_LO = np.uint64(0xFFFFFFFF)
+
+
+def wraps_signed(parts: list[np.ndarray]) -> np.ndarray:
+    """θ with Σ parts = value + θ·2^64, parts and value read as signed int64 (exact, vectorised)."""
+    hi = sum(to_ring(p).view(np.int64) >> 32 for p in parts)
+    lo = sum((to_ring(p) & _LO).astype(np.int64) for p in parts)
+    hi = hi + (lo >> 32)
+    return (hi + (1 << 31)) >> 32
+
+
+def wraps_unsigned(parts: list[np.ndarray]) -> np.ndarray:
+    """θ with Σ parts = value + θ·2^64, parts and value read as unsigned (exact, vectorised)."""
+    hi = sum((to_ring(p) >> np.uint64(32)).astype(np.int64) for p in parts)
+    lo = sum((to_ring(p) & _LO).astype(np.int64) for p in parts)
+    return (hi + (lo >> 32)) >> 32

@@ -1,0 +1,213 @@
+"""Correlated randomness, kind by kind: what each party expands from its seed, what the dealer
+derives, and the last party's correction (pure functions; the dealer and the parties share them).
+
+A batch of ``units`` units of one kind is a set of components, each an array of shape
+``(units, *unit_shape)`` in the arithmetic (``A``, sum mod 2^64), binary (``B``, XOR of words)
+or bit (``b``, XOR of bit 0) domain. *Free* components are random: every party expands its
+share from its own seed and the plaintext is whatever the shares add up to. *Derived*
+components (c = a·b, wrap counts, ...) are computed by the dealer; parties 0..n-2 expand their
+shares from their seeds too and only the last party receives a correction. So the dealer sends
+one 32-byte seed per party per batch plus one ring element per derived element to the last
+party (CrypTen's trusted-third-party scheme).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from mpcbandit.mpc.prg import Prg
+from mpcbandit.mpc.ring import RING_DTYPE, wraps_signed, wraps_unsigned
+
+__all__ = ["Component", "Kind", "KINDS", "layout", "expand_shares", "make_batch", "kind_key"]
+
+U64 = RING_DTYPE
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    unit_shape: tuple[int, ...]
+    domain: str  # "A" arithmetic, "B" binary words, "b" bits (bit 0 of a word)
+    free: bool
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of material: its components for given params, and how the dealer derives them."""
+
+    components: Callable[..., list[Component]]
+    derive: Callable[..., dict[str, np.ndarray]]
+
+
+def _u01(prg: Prg, shape) -> np.ndarray:
+    """Uniform [0, 1) doubles with 53 random bits, from a cryptographic PRG."""
+    return (prg.ring(shape) >> np.uint64(11)).astype(np.float64) / 2.0 ** 53
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per-unit matmul of (U, ..., m, k) by (U, ..., k, n), padding batch axes after U."""
+    while a.ndim < b.ndim:
+        a = a[:, None]
+    while b.ndim < a.ndim:
+        b = b[:, None]
+    return np.matmul(a, b)
+
+
+def _matmul_shape(sx, sy) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(tuple(sx[:-2]), tuple(sy[:-2]))) + (sx[-2], sy[-1])
+
+
+KINDS: dict[str, Kind] = {
+    # Beaver triple for elementwise products: c = a·b
+    "mul": Kind(lambda: [Component("a", (), "A", True), Component("b", (), "A", True),
+                         Component("c", (), "A", False)],
+                lambda p, f, s, prg, u: {"c": f["a"] * f["b"]}),
+    # Beaver pair for squares: b = a²
+    "square": Kind(lambda: [Component("a", (), "A", True), Component("b", (), "A", False)],
+                   lambda p, f, s, prg, u: {"b": f["a"] * f["a"]}),
+    # bilinear triple for matmul of shapes sx @ sy (both at least 2-D)
+    "matmul": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
+                                   Component("b", tuple(sy), "A", True),
+                                   Component("c", _matmul_shape(sx, sy), "A", False)],
+                   lambda p, f, s, prg, u: {"c": _matmul(f["a"], f["b"])}),
+    # binary (AND) triple on 64-bit words: c = a & b
+    "and": Kind(lambda: [Component("a", (), "B", True), Component("b", (), "B", True),
+                         Component("c", (), "B", False)],
+                lambda p, f, s, prg, u: {"c": f["a"] & f["b"]}),
+    # Alg. 3 (Hannun et al. App. C): random r and the wrap count θ_r of its (signed) shares
+    "trunc": Kind(lambda: [Component("r", (), "A", True), Component("theta", (), "A", False)],
+                  lambda p, f, s, prg, u: {"theta": wraps_signed(s["r"]).view(U64)}),
+    # exact truncation: r, θ_r of its unsigned shares, and r in binary for the η comparison
+    "trunc_exact": Kind(lambda: [Component("r", (), "A", True), Component("theta", (), "A", False),
+                                 Component("rb", (), "B", False)],
+                        lambda p, f, s, prg, u: {"theta": wraps_unsigned(s["r"]).view(U64),
+                                              "rb": f["r"].copy()}),
+    # r shared both arithmetically and in binary (for A2B / MSB)
+    "edabit": Kind(lambda: [Component("r", (), "A", True), Component("rb", (), "B", False)],
+                   lambda p, f, s, prg, u: {"rb": f["r"].copy()}),
+    # one-time truth table over k random bits w: arithmetic one-hot of the index Σ w_j 2^j
+    "tt": Kind(lambda k: [Component("w", (k,), "b", True), Component("h", (2 ** k,), "A", False)],
+               lambda p, f, s, prg, u: {"h": _onehot_of_bits(f["w"])}),
+    # Bernoulli(eps) bits as integers (0 fractional bits)
+    "bern": Kind(lambda eps: [Component("y", (), "A", False)],
+                 lambda p, f, s, prg, u: _derive_samples("bern", p, u, prg)),
+    # Uniform(0, 1) with frac fractional bits
+    "unif": Kind(lambda frac: [Component("v", (), "A", False)],
+                 lambda p, f, s, prg, u: _derive_samples("unif", p, u, prg)),
+    # y ~ Bernoulli(eps), v ~ Uniform(0,1)^vlen and y·v (Alg. 1 line 13)
+    "yv": Kind(lambda eps, frac, vlen: [Component("y", (), "A", False),
+                                        Component("v", (vlen,), "A", False),
+                                        Component("yv", (vlen,), "A", False)],
+               lambda p, f, s, prg, u: _derive_samples("yv", p, u, prg)),
+    # a uniformly random permutation of 1..A (integers)
+    "perm": Kind(lambda a: [Component("g", (a,), "A", False)],
+                 lambda p, f, s, prg, u: _derive_samples("perm", p, u, prg)),
+}
+
+
+def _onehot_of_bits(w: np.ndarray) -> np.ndarray:
+    k = w.shape[-1]
+    idx = (w.astype(np.int64) << np.arange(k)).sum(axis=-1)
+    return (idx[..., None] == np.arange(2 ** k)).astype(U64)
+
+
+def _derive_samples(kind: str, params: tuple, units: int, prg: Prg) -> dict[str, np.ndarray]:
+    """Plaintext samples for the dealer-drawn kinds (Bernoulli, Uniform, y·v, permutations)."""
+    if kind == "bern":
+        (eps,) = params
+        return {"y": (_u01(prg, units) < eps).astype(U64)}
+    if kind == "unif":
+        (frac,) = params
+        return {"v": prg.ring(units) >> np.uint64(64 - frac)}
+    if kind == "yv":
+        eps, frac, vlen = params
+        y = (_u01(prg, units) < eps).astype(U64)
+        v = prg.ring((units, vlen)) >> np.uint64(64 - frac)
+        return {"y": y, "v": v, "yv": v * y[:, None]}
+    if kind == "perm":
+        (a,) = params
+        keys = prg.ring((units, a))
+        return {"g": (np.argsort(keys, axis=1) + 1).astype(U64)}
+    raise KeyError(kind)
+
+
+def kind_key(kind: str, params: tuple) -> tuple:
+    """A hashable, wire-friendly key of (kind, params)."""
+    return (kind, *(tuple(p) if isinstance(p, (list, tuple)) else p for p in params))
+
+
+def layout(kind: str, params: tuple) -> list[Component]:
+    """The components of one unit of kind with params; KeyError names unknown kinds."""
+    if kind not in KINDS:
+        raise KeyError(f"unknown material kind {kind!r} (known: {', '.join(KINDS)})")
+    return KINDS[kind].components(*params)
+
+
+def _draw(prg: Prg, c: Component, units: int) -> np.ndarray:
+    x = prg.ring((units, *c.unit_shape))
+    return x & np.uint64(1) if c.domain == "b" else x
+
+
+def _combine(c: Component, parts: list[np.ndarray]) -> np.ndarray:
+    out = parts[0].copy()
+    for p in parts[1:]:
+        if c.domain == "A":
+            out += p
+        else:
+            out ^= p
+    return out
+
+
+def _correct(c: Component, plain: np.ndarray, others: list[np.ndarray]) -> np.ndarray:
+    out = plain.astype(U64, copy=True)
+    for p in others:
+        if c.domain == "A":
+            out -= p
+        else:
+            out ^= p
+    return out
+
+
+def expand_shares(kind: str, params: tuple, units: int, seed: bytes, *, last: bool,
+                  corrections: list[np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """One party's shares of a batch: everything from its seed, the last party's derived
+    components from the dealer's corrections (in component order)."""
+    prg = Prg(seed)
+    comps = layout(kind, params)
+    derived = [c for c in comps if not c.free]
+    if last and len(corrections or []) != len(derived):
+        raise ValueError(f"material {kind}: expected {len(derived)} corrections, "
+                         f"got {len(corrections or [])}")
+    out, k = {}, 0
+    for c in comps:
+        if last and not c.free:
+            arr = np.asarray(corrections[k], dtype=U64)
+            k += 1
+            if arr.shape != (units, *c.unit_shape):
+                raise ValueError(f"material {kind}.{c.name}: correction has shape {arr.shape}, "
+                                 f"expected {(units, *c.unit_shape)}")
+            out[c.name] = arr
+        else:
+            out[c.name] = _draw(prg, c, units)
+    return out
+
+
+def make_batch(kind: str, params: tuple, units: int, n: int,
+               dealer_prg: Prg) -> tuple[list[bytes], list[np.ndarray]]:
+    """The dealer's side of a batch for n parties: one fresh seed per party and the last
+    party's corrections."""
+    comps = layout(kind, params)
+    seeds = [dealer_prg.bytes(32) for _ in range(n)]
+    prgs = [Prg(s) for s in seeds]
+    shares: dict[str, list[np.ndarray]] = {}
+    for c in comps:  # same draw order as expand_shares
+        shares[c.name] = [_draw(p, c, units) for p in prgs[:-1]]
+        if c.free:
+            shares[c.name].append(_draw(prgs[-1], c, units))
+    free_plain = {c.name: _combine(c, shares[c.name]) for c in comps if c.free}
+    derived_plain = KINDS[kind].derive(params, free_plain, shares, dealer_prg, units)
+    corrections = [_correct(c, derived_plain[c.name], shares[c.name]) for c in comps if not c.free]
+    return seeds, corrections

@@ -1,0 +1,108 @@
+"""Comparisons and argmax (Hannun et al. §3, Algorithm 2 and the permutation tie-break).
+
+``argmax`` returns a shared one-hot vector (0 fractional bits). Pairwise (the paper):
+2·(7 + ⌈log₂ A⌉) rounds at most, i.e. within 2·(7 + ⌈log₂(A−1)⌉) + 1, because the tie-break
+factor γ joins the product tree of the first pass. Tree (tournament, for large A):
+⌈log₂ A⌉·8 rounds and O(A) comparisons instead of A².
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mpcbandit.mpc.arith import bilinear
+from mpcbandit.mpc.binary import msb
+from mpcbandit.mpc.ring import RING_DTYPE as U64
+from mpcbandit.mpc.shares import AShare
+
+__all__ = ["less_than", "product_tree", "all_max", "argmax", "ARGMAX_METHODS",
+           "PAIRWISE_MAX_ARMS"]
+
+ARGMAX_METHODS = ("auto", "pairwise", "tree")
+#: "auto" uses pairwise (the paper's Algorithm 2) up to this many arms, the tree above
+PAIRWISE_MAX_ARMS = 128
+
+
+def _aligned(x: AShare, y: AShare) -> tuple[AShare, AShare]:
+    f = max(x.frac, y.frac)
+    return x.shift_frac(f), y.shift_frac(f)
+
+
+def less_than(eng, x: AShare, y):
+    """⟦x < y⟧ as 0/1 integers: the MSB of x − y. 7 rounds."""
+    if not isinstance(y, AShare):
+        return (yield from msb(eng, x - y))
+    x, y = _aligned(x, y)
+    return (yield from msb(eng, x - y))
+
+
+def product_tree(eng, f: AShare):
+    """Product over the last axis of integer shares by a binary tree: ⌈log₂ k⌉ rounds."""
+    while f.shape[-1] > 1:
+        k = f.shape[-1]
+        h = k // 2
+        prod = yield from bilinear(eng, "mul", f[..., :h], f[..., h:2 * h])
+        f = AShare.concat([prod, f[..., 2 * h:]], axis=-1) if k % 2 else prod
+    return f[..., 0]
+
+
+def all_max(eng, x: AShare, extra: AShare | None = None):
+    """Algorithm 2: ⟦y_i⟧ = Π_j [x_i ≥ x_j] (ones at every maximum), with an optional extra
+    factor per i multiplied in the same product tree."""
+    A = x.shape[-1]
+    off = ~np.eye(A, dtype=bool)
+    d = x.v[..., :, None] - x.v[..., None, :]                 # x_i − x_j
+    diffs = AShare(d[..., off].reshape(*x.shape[:-1], A, A - 1), x.frac, x.lead)
+    lt = yield from msb(eng, diffs)                           # [x_i < x_j]
+    ge = 1 - lt                                               # [x_i ≥ x_j]
+    if extra is not None:
+        ge = AShare.concat([ge, extra.reshape(*extra.shape, 1)], axis=-1)
+    return (yield from product_tree(eng, ge))
+
+
+def argmax(eng, x: AShare, method: str = "auto"):
+    """Shared one-hot of a maximum of x over its last axis, ties broken uniformly at random."""
+    A = x.shape[-1]
+    if A == 1:
+        return AShare(np.full(x.shape, 1 if x.lead else 0, dtype=U64), 0, x.lead)
+    if method == "auto":
+        method = "pairwise" if A <= PAIRWISE_MAX_ARMS else "tree"
+    batch = int(np.prod(x.shape[:-1], dtype=np.int64))
+    gamma = eng.material.take("perm", (A,), batch)["g"].reshape(x.shape)
+    gamma = AShare(gamma, 0, x.lead)
+    if method == "pairwise":
+        y = yield from all_max(eng, x, extra=gamma)           # y ∘ γ: nonzero values distinct
+        return (yield from all_max(eng, y))
+    if method == "tree":
+        return (yield from _tournament(eng, x, gamma))
+    raise ValueError(f"unknown argmax method {method!r} (choose from {', '.join(ARGMAX_METHODS)})")
+
+
+def _tournament(eng, x: AShare, gamma: AShare):
+    """Pairwise knockout on (x, γ) read lexicographically: x·2^k + γ − 1 makes all values
+    distinct and breaks ties by the random permutation. 8 rounds per level."""
+    A = x.shape[-1]
+    k = math.ceil(math.log2(A + 1))
+    lift = np.uint64(1) if x.lead else np.uint64(0)
+    vals = AShare((x.v << np.uint64(k)) + gamma.v - lift, 0, x.lead)  # frac irrelevant here
+    eye = np.broadcast_to(np.eye(A, dtype=U64), (*x.shape, A))
+    hot = AShare(eye.copy() if x.lead else np.zeros(eye.shape, dtype=U64), 0, x.lead)
+    while vals.shape[-1] > 1:
+        n = vals.shape[-1]
+        h = n // 2
+        a, b = vals[..., :h], vals[..., h:2 * h]
+        ha, hb = hot[..., :h, :], hot[..., h:2 * h, :]
+        c = yield from msb(eng, b - a)                        # [a > b]: a wins
+        cv = AShare(np.concatenate([c.v[..., None], np.repeat(c.v[..., None], A, axis=-1)], axis=-1),
+                    0, c.lead)
+        dv = AShare(np.concatenate([(a - b).v[..., None], (ha - hb).v], axis=-1), 0, c.lead)
+        sel = yield from bilinear(eng, "mul", cv, dv)         # c·(a − b), c·(ha − hb)
+        win_v = AShare(b.v + sel.v[..., 0], vals.frac, vals.lead)
+        win_h = AShare(hb.v + sel.v[..., 1:], 0, hot.lead)
+        if n % 2:
+            win_v = AShare.concat([win_v, vals[..., 2 * h:]], axis=-1)
+            win_h = AShare.concat([win_h, hot[..., 2 * h:, :]], axis=-2)
+        vals, hot = win_v, win_h
+    return hot[..., 0, :]

@@ -1,0 +1,77 @@
+"""Exp and reciprocal on fixed-point shares (Hannun et al. §3).
+
+exp(x) = (1 + x/2^k)^(2^k), k = 8: one truncation by k bits then k squarings.
+Valid inputs: EXP_DOMAIN. The base 1 + x/256 must stay positive and the squarings must not
+overflow 2·L fractional bits; the relative error grows like x²/2^(k+1) away from 0.
+
+reciprocal: Newton–Raphson x_{t+1} = x_t(2 − x·x_t) from the paper's x_0 = 3e^{−(x−0.5)} + 0.003,
+written in the equivalent error form e_t = 1 − x·x_t, x_{t+1} = x_t + x_t·e_t, e_{t+1} = e_t²
+so that each iteration is ONE multiplication depth (the two products share their rounds);
+the last iteration is a classical one (fresh e) to wash out accumulated rounding.
+Valid inputs: RECIPROCAL_DOMAIN (x·x_0 ∈ (0, 2) there, so it converges; the relative error after
+t iterations is |e_0|^(2^t), slowest at the top of the range: see ``reciprocal_error_bound``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mpcbandit.mpc.arith import bilinear, square, truncate
+from mpcbandit.mpc.rounds import gather
+from mpcbandit.mpc.shares import AShare
+
+__all__ = ["exp", "reciprocal", "EXP_DOMAIN", "RECIPROCAL_DOMAIN", "reciprocal_error_bound",
+           "check_domain"]
+
+EXP_DOMAIN = (-64.0, 8.0)
+RECIPROCAL_DOMAIN = (0.25, 64.0)
+EXP_K = 8
+RECIPROCAL_ITERATIONS = 7
+
+
+def check_domain(name: str, domain, valid) -> None:
+    """Refuse a declared input range that leaves the op's valid range."""
+    lo, hi = domain
+    if not (valid[0] <= lo <= hi <= valid[1]):
+        raise ValueError(f"{name}: declared input range [{lo:g}, {hi:g}] is outside the valid "
+                         f"range [{valid[0]:g}, {valid[1]:g}]")
+
+
+def _exp_plain(x: np.ndarray, k: int = EXP_K) -> np.ndarray:
+    return (1 + x / 2 ** k) ** (2 ** k)
+
+
+def reciprocal_error_bound(domain, iterations: int = RECIPROCAL_ITERATIONS) -> float:
+    """Worst relative error of the iteration over domain, ignoring fixed-point rounding."""
+    x = np.linspace(domain[0], domain[1], 4097)
+    x0 = 3 * _exp_plain(0.5 - x) + 0.003
+    return float(np.max(np.abs(1 - x * x0) ** (2 ** iterations)))
+
+
+def exp(eng, x: AShare, k: int = EXP_K):
+    """⟦e^x⟧ ≈ (1 + x/2^k)^(2^k): truncation by k bits, then k squarings."""
+    x = x.shift_frac(eng.frac) if x.frac < eng.frac else x
+    small = yield from truncate(eng, AShare(x.v, x.frac + k, x.lead), k)   # x / 2^k
+    u = small + 1.0
+    for _ in range(k):
+        u = yield from square(eng, u)
+    return u
+
+
+def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS):
+    """⟦1/x⟧ by Newton–Raphson with the paper's initial value.
+
+    Iterations 1..T−1 run in error form (one multiplication depth each); before the last one
+    e is recomputed from x so that the rounding carried along the error form is corrected
+    (the classical step is self-correcting). Depth: T + 2 products after the exp."""
+    x = x.shift_frac(eng.frac) if x.frac < eng.frac else x
+    e = yield from exp(eng, 0.5 - x)
+    x_t = e * 3 + 0.003
+    err = 1.0 - (yield from bilinear(eng, "mul", x, x_t))
+    for _ in range(iterations - 1):
+        step, err = yield from gather([bilinear(eng, "mul", x_t, err), square(eng, err)])
+        x_t = x_t + step
+    err = 1.0 - (yield from bilinear(eng, "mul", x, x_t))   # fresh error: classical last step
+    return x_t + (yield from bilinear(eng, "mul", x_t, err))

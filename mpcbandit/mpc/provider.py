@@ -1,0 +1,114 @@
+"""A computing party's supply of dealer material: pools per kind, filled batch by batch ahead
+of use, consumed exactly once.
+
+Requests are sent to the dealer early (when a pool runs below half a batch) and their replies
+wait in the channel's buffer, so the online phase does not wait for the dealer per op. All
+dealer traffic is labelled ``dealer`` and so never counts in an op's rounds.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from dealer.material import expand_shares, kind_key, layout
+from dealer.service import LABEL, _canon
+from mpcbandit.errors import MpcBanditError
+
+__all__ = ["MaterialError", "MaterialSupply", "DEFAULT_BATCH_ELEMENTS"]
+
+#: elements (all components) per batch the supply asks for at least
+DEFAULT_BATCH_ELEMENTS = 1 << 16
+
+
+class MaterialError(MpcBanditError):
+    """Dealer material is exhausted, mismatched, or no dealer was configured."""
+
+
+class MaterialSupply:
+    """Pools of correlated randomness for one computing party."""
+
+    def __init__(self, chan, dealer: str | None, index: int, n: int, *,
+                 batch_elements: int = DEFAULT_BATCH_ELEMENTS):
+        self.chan, self.dealer, self.index, self.n = chan, dealer, index, n
+        self.batch_elements = batch_elements
+        self._pools: dict[tuple, deque] = {}      # key -> deque of [arrays dict, start]
+        self._in_flight: deque = deque()          # (key, units, seq) in request order
+        self._seq = 0
+        self.units_taken: dict[tuple, int] = {}
+
+    # ---------------------------------------------------------------- requests
+
+    def _unit_elements(self, kind: str, params: tuple) -> int:
+        return sum(int(np.prod(c.unit_shape, dtype=np.int64)) for c in layout(kind, params))
+
+    def _request(self, key: tuple, units: int) -> None:
+        if self.dealer is None:
+            raise MaterialError(f"op needs dealer material {key[0]!r} but this engine has no dealer")
+        self.chan.send(LABEL, self.dealer, {"seq": self._seq, "key": list(key), "units": units})
+        self._in_flight.append((key, units, self._seq))
+        self._seq += 1
+
+    def _receive_one(self) -> None:
+        key, units, seq = self._in_flight.popleft()
+        msg = self.chan.recv(LABEL, self.dealer)
+        if "error" in msg:
+            raise MaterialError(f"dealer {self.dealer}: {msg['error']}")
+        if (msg["seq"], _canon(msg["key"]), msg["units"]) != (seq, key, units):
+            raise MaterialError(f"material mismatch: asked {self.dealer} for #{seq} {key} x {units}, "
+                                f"got #{msg['seq']} {_canon(msg['key'])} x {msg['units']}")
+        last = self.index == self.n - 1
+        arrays = expand_shares(key[0], key[1:], units, msg["seed"], last=last,
+                               corrections=msg.get("corr"))
+        self._pools.setdefault(key, deque()).append([arrays, 0])
+
+    def _available(self, key: tuple) -> int:
+        return sum(next(iter(a.values())).shape[0] - s for a, s in self._pools.get(key, ()))
+
+    def _batch_units(self, kind: str, params: tuple) -> int:
+        return max(1, self.batch_elements // self._unit_elements(kind, params))
+
+    def prefetch(self, kind: str, params: tuple = (), units: int | None = None) -> None:
+        """Ask the dealer now for a batch of kind (offline phase); the reply is collected later."""
+        key = kind_key(kind, params)
+        self._request(key, units or self._batch_units(kind, params))
+
+    # ---------------------------------------------------------------- consumption
+
+    def take(self, kind: str, params: tuple, units: int) -> dict[str, np.ndarray]:
+        """The next units units of kind: each component as an array (units, *unit_shape)."""
+        key = kind_key(kind, params)
+        batch = self._batch_units(kind, params)
+        while self._available(key) < units:
+            if any(k == key for k, _, _ in self._in_flight):
+                self._receive_one()
+            else:
+                self._request(key, max(units - self._available(key), batch))
+        parts: list[dict] = []
+        need = units
+        pool = self._pools[key]
+        while need:
+            arrays, start = pool[0]
+            total = next(iter(arrays.values())).shape[0]
+            k = min(need, total - start)
+            parts.append({n: a[start:start + k] for n, a in arrays.items()})
+            need -= k
+            if start + k == total:
+                pool.popleft()
+            else:
+                pool[0][1] = start + k
+        self.units_taken[key] = self.units_taken.get(key, 0) + units
+        if self._available(key) < batch // 2 and not any(k == key for k, _, _ in self._in_flight):
+            self._request(key, batch)  # refill ahead of use
+        if len(parts) == 1:
+            return parts[0]
+        return {n: np.concatenate([p[n] for p in parts]) for n in parts[0]}
+
+    def close(self) -> None:
+        """Collect replies still in flight and tell the dealer this party is done."""
+        if self.dealer is None:
+            return
+        while self._in_flight:
+            self._receive_one()
+        self.chan.send(LABEL, self.dealer, {"bye": True})
