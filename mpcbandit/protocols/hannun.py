@@ -11,9 +11,11 @@ Parties (each its own process):
 Round schedule of one step t (see ``_step``; 2 feature holders, local truncation):
   1 round    u_a = W_a^{-1} x_t and (1 - y_t) b_a                                  (prefix)
   then, merged in lock-step (the step costs its longest chain):
-    select   s~_a = (1 - y) b_a^T u_a + y v_a (1) -> argmax (Alg. 2 twice, ties by the
-             dealer's permutation) -> one-hot opened to p' alone (1) -> p' shares o_t (1)
+    select   s~_a = (1 - y) b_a^T u_a + y v_a (1) -> argmax (one pass of Alg. 2 on
+             s~_a 2^k + gamma_a - 1: ties broken by the dealer's permutation) -> one-hot
+             opened to p' alone (1) -> p' shares o_t (1)
     eq. 1    1 + x^T u_a (1) -> reciprocal (exp + Newton) -> g_a = q_a u_a -> g_a u_a^T
+             (its upper triangle: W_a^{-1} is kept exactly symmetric, share by share)
     reward   p'' shares rho_t (1) -> rho_a x_t (1)
     context  the feature holders share x_{t+1} (1)
   1 round    o_a * (g_a u_a^T | rho_a x_t) for every arm; W^{-1} -= ..., b += ...
@@ -44,7 +46,7 @@ from mpcbandit.config import Config, spec
 from mpcbandit.data import BanditData
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task
 from mpcbandit.errors import ConfigError, ProtocolError
-from mpcbandit.mpc import arith, compare, functions
+from mpcbandit.mpc import arith, binary, compare, functions
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64
@@ -57,6 +59,46 @@ FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder
 ONLINE = "hannun"       # label of every online round: their count per step is the critical path
 EXPLORE = "explore"     # the dealer's exploration material (offline, pushed ahead of use)
 BLOCK = 256             # steps of exploration material per dealer message
+
+
+class _Upper(dict):
+    """D -> (rows, cols) of the upper triangle of a D x D matrix, its mirror map (D x D
+    positions into the triangle) and the 0/1 matrix (E x 2 -> D) that sums w_pq x_q into
+    u_p and w_pq x_p into u_q (the diagonal once)."""
+
+    def __missing__(self, d: int):
+        rows, cols = np.triu_indices(d)
+        e = len(rows)
+        pos = np.zeros((d, d), dtype=np.int64)
+        pos[rows, cols] = np.arange(e)
+        pos[cols, rows] = np.arange(e)
+        gather = np.zeros((e, 2, d), dtype=U64)
+        gather[np.arange(e), 0, rows] = 1
+        gather[np.arange(e), 1, cols] = np.where(rows != cols, 1, 0)
+        self[d] = (rows, cols, pos, gather.reshape(2 * e, d))
+        return self[d]
+
+
+UPPER = _Upper()
+
+
+def _sym_matvec(eng: Engine, w_inv: AShare, x: AShare):
+    """W_a^{-1} x for exactly symmetric W_a^{-1}, opening only its upper triangles: the
+    products w_pq (x_q, x_p) of every upper entry, summed locally (A E + 2E ring elements
+    opened instead of A D^2 + D)."""
+    d = x.shape[0]
+    rows, cols, _, gather = UPPER[d]
+    upper = w_inv[:, rows, cols]                                        # (A, E)
+    pair = AShare(np.stack([x.v[cols], x.v[rows]], axis=-1)[:, None, :], x.frac, x.lead)
+    prod = yield from arith.bilinear(eng, "matmul", upper.reshape(*upper.shape, 1, 1), pair)
+    flat = prod.v.reshape(prod.shape[0], -1)                            # (A, 2E)
+    return AShare(flat @ gather, prod.frac, prod.lead)
+
+
+def _symmetric(upper: AShare, d: int) -> AShare:
+    """The D x D matrices whose upper triangles are given, mirrored share by share (so the
+    shared value is exactly symmetric)."""
+    return upper[..., UPPER[d][2]]
 
 
 @dataclass(frozen=True)
@@ -241,36 +283,64 @@ def _as_integer(x: AShare) -> AShare:
     return AShare(x.v, 0, x.lead)
 
 
+def _tie_break_key(score: AShare, gamma: AShare) -> AShare:
+    """score 2^k + gamma - 1 (k bits hold gamma - 1 < A): all values distinct, equal scores
+    ordered by the dealer's random permutation. One pass of Algorithm 2 on these keys gives
+    the one-hot of argmax-with-random-tie-break that the paper gets from two passes (maxima,
+    then maxima of maxima times gamma), in half the rounds and comparisons."""
+    k = math.ceil(math.log2(score.shape[-1] + 1))
+    return AShare((score.v << np.uint64(k)) + gamma.v - (np.uint64(1) if score.lead else np.uint64(0)),
+                  score.frac + k, score.lead)
+
+
+def _argmax_distinct(eng: Engine, keys: AShare):
+    """Algorithm 2 for pairwise-distinct keys: y_i = prod_j [k_i >= k_j]. With distinct keys
+    [k_j >= k_i] = 1 - [k_i >= k_j], so A(A-1)/2 comparisons (one MSB each) serve all
+    ordered pairs; then a product tree over j. 7 + ceil(log2(A-1)) rounds."""
+    A = keys.shape[-1]
+    i, j = np.triu_indices(A, 1)
+    lt = yield from binary.msb(eng, keys[i] - keys[j])                   # [k_i < k_j], i < j
+    ge = np.zeros((A, A), dtype=U64)                                    # [k_r >= k_c], r != c
+    ge_ij = (1 - lt).v
+    ge[i, j], ge[j, i] = ge_ij, lt.v
+    off = ~np.eye(A, dtype=bool)
+    factors = AShare(ge[off].reshape(A, A - 1), 0, keys.lead)
+    return (yield from compare.product_tree(eng, factors))
+
+
 def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare):
     """Steps 11-18: exact DP scores, argmax with the random tie-break, a_t to p', [o_t]."""
     A, D = s.arms, s.dims
     prod = yield from arith.bilinear(eng, "matmul", b1.reshape(A, 1, D),
                                      _as_integer(u).reshape(A, D, 1))
     score = AShare(prod.v.reshape(A), 2 * eng.frac, eng.lead) + yv      # 13: (1-y) s + y v
-    ones = yield from compare.all_max(eng, score, extra=gamma)          # 15: maxima times gamma
-    onehot = yield from compare.all_max(eng, ones)                      #     the largest gamma
+    onehot = yield from _argmax_distinct(eng, _tie_break_key(score, gamma))  # 15
     yield from arith.open_to(eng, onehot, f"{PULLER}.0")                # 16: p' alone
     return (yield from arith.input_value(eng, None, f"{PULLER}.0", 0))  # 17-18: [o_t]
 
 
 def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
-    """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = g_a u_a^T."""
+    """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = g_a u_a^T, as its
+    upper triangle (A, D(D+1)/2)."""
     A, D = s.arms, s.dims
     xu = yield from arith.bilinear(eng, "matmul", u, x)                 # x^T W_a^{-1} x
     q = yield from functions.reciprocal(eng, xu + 1.0, s.newton_iterations)
-    g = yield from arith.bilinear(eng, "mul", q.reshape(A, 1), u)
-    return (yield from arith.bilinear(eng, "matmul", g.reshape(A, D, 1), u.reshape(A, 1, D)))
+    g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
+    full = yield from arith.bilinear(eng, "matmul", g.reshape(A, D, 1), u.reshape(A, 1, D))
+    return full[:, UPPER[D][0], UPPER[D][1]]             # symmetric: the upper triangle suffices
 
 
 def _reward_times_context(eng: Engine, s: HannunSection, x: AShare):
     """Step 19 and the r_t x_t of step 22: p'' shares rho_t; rho_a x_t for every arm."""
     rho = yield from arith.input_value(eng, None, f"{REWARD}.0", 0)
-    return (yield from arith.bilinear(eng, "mul", rho.reshape(s.arms, 1), x.reshape(1, s.dims)))
+    return (yield from arith.bilinear(eng, "matmul", rho.reshape(s.arms, 1), x.reshape(1, s.dims)))
 
 
-def _outer(eng: Engine, x: AShare):
+def _outer_upper(eng: Engine, x: AShare):
+    """The upper triangle of x x^T."""
     d = x.shape[0]
-    return (yield from arith.bilinear(eng, "matmul", x.reshape(d, 1), x.reshape(1, d)))
+    full = yield from arith.bilinear(eng, "matmul", x.reshape(d, 1), x.reshape(1, d))
+    return full[UPPER[d][0], UPPER[d][1]]
 
 
 def _nothing():
@@ -283,21 +353,24 @@ def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_c
     """One step t of Algorithm 1 on shares; returns [x_{t+1}] (None after the last step)."""
     A, D = s.arms, s.dims
     y, yv, gamma = explore
-    u, b1 = yield from gather([arith.bilinear(eng, "matmul", state["w_inv"], x),   # 10-11
-                               arith.bilinear(eng, "mul", (1 - y).reshape(1, 1), state["b"])])
+    u, b1 = yield from gather([_sym_matvec(eng, state["w_inv"], x),                # 10-11
+                               arith.bilinear(eng, "matmul", (1 - y).reshape(1, 1),
+                                              state["b"].reshape(1, A * D))])
+    b1 = b1.reshape(A, D)
     o, smt, rx, x_next, xx = yield from gather([
         _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x),
         _reward_times_context(eng, s, x), next_context,
-        _outer(eng, x) if "w" in state else _nothing()])
-    cols = [smt.reshape(A, 1, D * D), rx.reshape(A, 1, D)]
+        _outer_upper(eng, x) if "w" in state else _nothing()])
+    m = smt.shape[-1]
+    cols = [smt.reshape(A, 1, m), rx.reshape(A, 1, D)]
     if xx is not None:
-        tiled = np.ascontiguousarray(np.broadcast_to(xx.v.reshape(1, 1, D * D), (A, 1, D * D)))
+        tiled = np.ascontiguousarray(np.broadcast_to(xx.v.reshape(1, 1, m), (A, 1, m)))
         cols.append(AShare(tiled, xx.frac, xx.lead))
     upd = yield from arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), AShare.concat(cols, axis=-1))
-    state["w_inv"] = state["w_inv"] - upd[:, 0, :D * D].reshape(A, D, D)     # 21, by eq. 1
-    state["b"] = state["b"] + upd[:, 0, D * D:D * D + D]                     # 22
+    state["w_inv"] = state["w_inv"] - _symmetric(upd[:, 0, :m], D)          # 21, by eq. 1
+    state["b"] = state["b"] + upd[:, 0, m:m + D]                             # 22
     if xx is not None:
-        state["w"] = state["w"] + upd[:, 0, D * D + D:].reshape(A, D, D)     # 21 itself
+        state["w"] = state["w"] + _symmetric(upd[:, 0, m + D:], D)           # 21 itself
     return x_next
 
 
