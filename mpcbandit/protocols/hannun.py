@@ -16,7 +16,7 @@ Round schedule of one step t (see ``_step``; 2 feature holders, local truncation
              opened to p' alone (1) -> p' shares o_t (1)
     eq. 1    1 + x^T u_a (1) -> reciprocal (exp + Newton) -> g_a = q_a u_a -> g_a u_a^T
              (its upper triangle: W_a^{-1} is kept exactly symmetric, share by share)
-    reward   p'' shares rho_t (1) -> rho_a x_t (1)
+    reward   (every BLOCK steps p'' shares rho for them (1)) -> rho_a x_t (1)
     context  the feature holders share x_{t+1} (1)
   1 round    o_a * (g_a u_a^T | rho_a x_t) for every arm; W^{-1} -= ..., b += ...
 
@@ -330,9 +330,12 @@ def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     return full[:, UPPER[D][0], UPPER[D][1]]             # symmetric: the upper triangle suffices
 
 
-def _reward_times_context(eng: Engine, s: HannunSection, x: AShare):
-    """Step 19 and the r_t x_t of step 22: p'' shares rho_t; rho_a x_t for every arm."""
-    rho = yield from arith.input_value(eng, None, f"{REWARD}.0", 0)
+def _reward_times_context(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare):
+    """Step 19 and the r_t x_t of step 22: rho_a x_t for every arm. p'' shares the rewards
+    of BLOCK steps at a time (fewer messages; it cannot learn anything from the timing)."""
+    if t % BLOCK == 0:
+        state["rho"] = yield from arith.input_value(eng, None, f"{REWARD}.0", 0)
+    rho = state["rho"][t % BLOCK]
     return (yield from arith.bilinear(eng, "matmul", rho.reshape(s.arms, 1), x.reshape(1, s.dims)))
 
 
@@ -349,7 +352,7 @@ def _nothing():
     yield  # pragma: no cover - makes this a generator
 
 
-def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_context):
+def _step(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare, explore, next_context):
     """One step t of Algorithm 1 on shares; returns [x_{t+1}] (None after the last step)."""
     A, D = s.arms, s.dims
     y, yv, gamma = explore
@@ -359,7 +362,7 @@ def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_c
     b1 = b1.reshape(A, D)
     o, smt, rx, x_next, xx = yield from gather([
         _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x),
-        _reward_times_context(eng, s, x), next_context,
+        _reward_times_context(eng, s, state, t, x), next_context,
         _outer_upper(eng, x) if "w" in state else _nothing()])
     m = smt.shape[-1]
     cols = [smt.reshape(A, 1, m), rx.reshape(A, 1, D)]
@@ -381,7 +384,7 @@ def _reinvert(eng: Engine, s: HannunSection, state: dict):
     x_inv = state["w_inv"]
     for _ in range(s.reinvert_iterations):
         wx = yield from arith.bilinear(eng, "matmul", state["w"], x_inv)
-        x_inv = yield from arith.bilinear(eng, "matmul", x_inv, two_i - wx)
+        x_inv = yield from arith.bilinear(eng, "matmul", x_inv, (-wx) + two_i)
     state["w_inv"] = x_inv
 
 
@@ -407,7 +410,7 @@ def _feature_holder(ctx: PartyContext) -> dict:
     for t in range(s.iterations):                                            # 4
         nxt = (_share_context(eng, s, contexts[t + 1], ctx.index) if t + 1 < s.iterations
                else _nothing())
-        x = run(_step(eng, s, state, x, explore.next(t), nxt))
+        x = run(_step(eng, s, state, t, x, explore.next(t), nxt))
         if s.reinvert_every and (t + 1) % s.reinvert_every == 0:
             run(_reinvert(eng, s, state))
         ctx.progress(t + 1, s.iterations)
@@ -444,13 +447,13 @@ def _arm_puller(ctx: PartyContext) -> dict:
 
 
 def _reward_holder(ctx: PartyContext) -> dict:
-    """Step 19: share the environment's reward of every arm at each step."""
+    """Step 19: share the environment's reward of every arm at each step (BLOCK at a time)."""
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=None)
     rewards = task(ctx.config).rewards
-    for t in range(s.iterations):
-        eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, rewards[t], ctx.name, 0))))
-        ctx.progress(t + 1, s.iterations)
+    for t in range(0, s.iterations, BLOCK):
+        eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, rewards[t:t + BLOCK], ctx.name, 0))))
+        ctx.progress(min(t + BLOCK, s.iterations), s.iterations)
     return {}
 
 
