@@ -23,9 +23,9 @@ from mpcbandit.launch import run_local  # noqa: E402
 
 CONFIG = ROOT / "configs" / "hannun-synthetic.toml"
 COLUMNS = ["arms", "parties", "net", "iterations", "ms_per_iteration", "plaintext_ms_per_iteration",
-           "slowdown", "rounds_per_iteration", "kb_per_iteration_feature_holder",
-           "kb_per_iteration_dealer", "wan_estimate_ms_per_iteration", "agreement",
-           "cumulative_reward", "plaintext_cumulative_reward", "load_1min"]
+           "slowdown", "rounds_per_iteration", "online_kb_sent+recv", "online_kb_sent",
+           "all_kb_busiest_holder", "dealer_kb", "wan_estimate_ms", "agreement",
+           "reward", "plaintext_reward", "load_1min"]
 
 
 def bench_one(arms: int, parties: int, net: str, iterations: int, out: Path, extra: list[str]) -> dict:
@@ -37,20 +37,23 @@ def bench_one(arms: int, parties: int, net: str, iterations: int, out: Path, ext
     secure = run_local(CONFIG, sets, out / tag, echo=quiet)
     plain = run_local(CONFIG, sets, out / (tag + "-plaintext"), plaintext=True, echo=quiet)
     t = secure["iterations"]
-    fh = [v for k, v in secure["bytes_per_iteration_by_party"].items() if k.startswith("feature_holder")]
+    by_party = secure["bytes_per_iteration_by_party"]
+    fh = [v for k, v in by_party.items() if k.startswith("feature_holder")]
     plain_ms = plain["protocol_wall_s"] / t * 1e3
     ms = secure["seconds_per_iteration"] * 1e3
     return {
         "arms": arms, "parties": parties, "net": net, "iterations": t,
-        "ms_per_iteration": round(ms, 3), "plaintext_ms_per_iteration": round(plain_ms, 4),
-        "slowdown": round(ms / plain_ms, 1) if plain_ms > 0 else None,
-        "rounds_per_iteration": secure["critical_rounds_per_iteration"],
-        "kb_per_iteration_feature_holder": round(max(fh) / 1e3, 2),
-        "kb_per_iteration_dealer": round(secure["bytes_per_iteration_by_party"]["dealer.0"] / 1e3, 2),
-        "wan_estimate_ms_per_iteration": round(secure["wan_estimate_s_per_iteration"] * 1e3, 2),
+        "ms_per_iteration": round(ms, 2), "plaintext_ms_per_iteration": round(plain_ms, 4),
+        "slowdown": round(ms / plain_ms) if plain_ms > 0 else None,
+        "rounds_per_iteration": round(secure["critical_rounds_per_iteration"], 2),
+        "online_kb_sent+recv": round(secure["online_bytes_per_iteration_feature_holder"] / 1e3, 1),
+        "online_kb_sent": round(secure["online_bytes_sent_per_iteration_feature_holder"] / 1e3, 1),
+        "all_kb_busiest_holder": round(max(fh) / 1e3, 1),
+        "dealer_kb": round(by_party["dealer.0"] / 1e3, 1),
+        "wan_estimate_ms": round(secure["wan_estimate_s_per_iteration"] * 1e3, 1),
         "agreement": secure.get("agreement_with_plaintext"),
-        "cumulative_reward": secure["cumulative_reward"],
-        "plaintext_cumulative_reward": plain["cumulative_reward"],
+        "reward": secure["cumulative_reward"],
+        "plaintext_reward": plain["cumulative_reward"],
         "load_1min": round(os.getloadavg()[0], 2),
     }
 

@@ -481,6 +481,7 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
         "bytes_per_iteration_by_party": per_party,
         "online_bytes_per_iteration_feature_holder":
             max(o["bytes_sent"] + o["bytes_received"] for o in online) / steps,
+        "online_bytes_sent_per_iteration_feature_holder": max(o["bytes_sent"] for o in online) / steps,
         "lan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "lan"),
         "wan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "wan"),
     })
