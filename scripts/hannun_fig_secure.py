@@ -49,8 +49,8 @@ HEADER = ["arms", "parties", "seconds_per_iteration", "rounds_per_iteration",
 
 
 def fig3(args) -> None:
-    arms = (10, 20, 40, 60, 80, 100) if args.full else (5, 10, 20)
-    parties = (2, 3, 4) if args.full else (2,)
+    arms = args.arms or ((10, 20, 40, 60, 80, 100) if args.full else (5, 10, 20))
+    parties = args.parties or ((2, 3, 4) if args.full else (2,))
     rows = runtime_grid(args, arms, parties)
     write_csv(args.out / "hannun_fig3.csv", HEADER, rows)
     series = {f"|P|={n}": (np.array([r[0] for r in rows if r[1] == n]),
@@ -59,8 +59,8 @@ def fig3(args) -> None:
 
 
 def fig4(args) -> None:
-    parties = (2, 3, 4, 5, 6) if args.full else (2, 3)
-    arms = (10, 50, 100) if args.full else (5, 10)
+    parties = args.parties or ((2, 3, 4, 5, 6) if args.full else (2, 3))
+    arms = args.arms or ((10, 50, 100) if args.full else (5, 10))
     rows = runtime_grid(args, arms, parties)
     write_csv(args.out / "hannun_fig4.csv", HEADER, rows)
     series = {f"|A|={a}": (np.array([r[1] for r in rows if r[0] == a]),
@@ -82,12 +82,12 @@ def _reward_sweep(args, key: str, values, name: str, xlabel: str) -> None:
 
 
 def fig7(args) -> None:
-    bits = tuple(range(14, 27)) if args.full else (12, 16, 20)
+    bits = args.values or (tuple(range(14, 27)) if args.full else (12, 16, 20))
     _reward_sweep(args, "precision_bits", bits, "fig7", "fixed-point precision bits L")
 
 
 def fig8(args) -> None:
-    its = tuple(range(1, 11)) if args.full else (1, 3, 7)
+    its = args.values or (tuple(range(1, 11)) if args.full else (1, 3, 7))
     _reward_sweep(args, "newton_iterations", its, "fig8", "Newton-Raphson iterations")
 
 
@@ -100,6 +100,9 @@ def main(argv=None) -> None:
     p.add_argument("--full", action="store_true")
     p.add_argument("--steps", type=int, default=None, help="T per run (default 200, --full 5000)")
     p.add_argument("--data", choices=("mnist", "synthetic"), default=None)
+    p.add_argument("--arms", type=int, nargs="+", help="figs 3-4: arm counts (override)")
+    p.add_argument("--parties", type=int, nargs="+", help="figs 3-4: feature-holder counts (override)")
+    p.add_argument("--values", type=int, nargs="+", help="figs 7-8: precision bits / Newton steps")
     p.add_argument("--out", type=Path, default=Path("runs/figures"))
     args = p.parse_args(argv)
     if args.steps is None:
