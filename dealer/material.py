@@ -80,6 +80,9 @@ KINDS: dict[str, Kind] = {
     # Alg. 3 (Hannun et al. App. C): random r and the wrap count θ_r of its (signed) shares
     "trunc": Kind(lambda: [Component("r", (), "A", True), Component("theta", (), "A", False)],
                   lambda p, f, s, prg, u: {"theta": wraps_signed(s["r"]).view(U64)}),
+    # truncation pair: r and ⌊r/2^d⌋ (r read as signed) for one-round probabilistic truncation
+    "trpair": Kind(lambda d: [Component("r", (), "A", True), Component("rt", (), "A", False)],
+                   lambda p, f, s, prg, u: {"rt": (f["r"].view(np.int64) >> np.int64(p[0])).view(U64)}),
     # exact truncation: r, θ_r of its unsigned shares, and r in binary for the η comparison
     "trunc_exact": Kind(lambda: [Component("r", (), "A", True), Component("theta", (), "A", False),
                                  Component("rb", (), "B", False)],

@@ -41,8 +41,10 @@ class _Batch:
 
 
 def serve(chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS,
-          idle_s: float = 3600.0) -> dict:
-    """Serve material to parties until each has said bye; return counts of what was served."""
+          idle_s: float = 600.0) -> dict:
+    """Serve material to parties until each has said bye; return counts of what was served.
+
+    Gives up (PeerTimeout naming the silent parties) after idle_s without any request."""
     n = len(parties)
     prg = Prg()
     batches: dict[int, _Batch] = {}

@@ -14,8 +14,9 @@ def product_bound(k, mx, my, n):
     return (k * (mx + my) / 2 + n) * ULP
 
 
-@pytest.mark.parametrize("n", [2, 3, 5])
-def test_arithmetic_ops_match_numpy(n):
+@pytest.mark.parametrize("n,trunc", [(2, "auto"), (3, "auto"), (5, "auto"), (2, "paper"),
+                                     (3, "exact"), (2, "pair")])
+def test_arithmetic_ops_match_numpy(n, trunc):
     rng = np.random.default_rng(n)
     X = rng.normal(0, 3, (4, 6))
     Y = rng.normal(0, 3, (6, 5))
@@ -39,7 +40,7 @@ def test_arithmetic_ops_match_numpy(n):
             "public": eng.open(eng.mul_public(x, -0.375)),
         }
 
-    res, _ = run_engines(fn, n)
+    res, _ = run_engines(fn, n, trunc=trunc)
     out = res["compute.0"]
     m = 3 * 4
     assert np.allclose(out["lin"], 2 * X - 3 * X + 1.25, atol=4 * ULP)
@@ -74,10 +75,12 @@ def test_comparisons_exact_for_gaps_of_four_ulps(n):
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])
-@pytest.mark.parametrize("method", ["pairwise", "tree"])
+@pytest.mark.parametrize("method", ["pairwise", "tree", "lex"])
 def test_argmax_is_one_hot_of_the_maximum(n, method):
     rng = np.random.default_rng(20 + n)
     X = rng.normal(0, 10, (6, 13))
+    X[0] = np.round(X[0] * 2 ** L) / 2 ** L
+    X[0, 5] = X[0].max() + 4 * ULP                        # the maximum wins by 4 ulps
 
     def fn(eng):
         x = eng.input(X if eng.lead else None, "compute.0")
@@ -106,8 +109,9 @@ def test_binary_conversions_round_trip(n):
     assert np.array_equal(lo.view(np.int64), x)
 
 
-@pytest.mark.parametrize("n", [2, 3, 5])
-def test_reciprocal_and_exp(n):
+@pytest.mark.parametrize("n,trunc", [(2, "auto"), (3, "auto"), (5, "auto"), (3, "paper"),
+                                     (2, "pair"), (3, "exact")])
+def test_reciprocal_and_exp(n, trunc):
     xs = np.linspace(1.0, 10.0, 400)
     es = np.linspace(-8.0, 4.0, 400)
 
@@ -119,7 +123,7 @@ def test_reciprocal_and_exp(n):
                                                   "compute.0"))),
                 eng.open(eng.exp(e, domain=(-8, 4))))
 
-    r9, r7, ex = run_engines(fn, n)[0]["compute.0"]
+    r9, r7, ex = run_engines(fn, n, trunc=trunc)[0]["compute.0"]
     assert np.max(np.abs(r9 * xs - 1)) <= 1e-4          # [1, 10], 9 iterations
     assert np.max(np.abs(r7 * (xs[:200] / 2 + 0.5) - 1)) <= 1e-4   # [1, 5.5], 7 iterations
     approx = (1 + es / 256) ** 256                      # the documented approximation of e^x

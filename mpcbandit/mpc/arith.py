@@ -17,31 +17,51 @@ from mpcbandit.mpc.shares import AShare
 __all__ = ["open_parts", "open_values", "input_value", "open_to", "bilinear", "square",
            "truncate", "rescale", "TRUNC_MODES"]
 
-TRUNC_MODES = ("local", "paper", "exact")
+TRUNC_MODES = ("local", "paper", "exact", "pair")
+
+
+def _pack(arrays: list[np.ndarray]) -> np.ndarray:
+    """One flat wire array for several share arrays (one codec entry instead of many)."""
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.concatenate([a.ravel() for a in arrays])
+
+
+def _unpack(flat, like: list[np.ndarray]) -> list[np.ndarray]:
+    flat = np.asarray(flat, dtype=U64)
+    if len(like) == 1:
+        return [flat.reshape(like[0].shape)]
+    out, k = [], 0
+    for a in like:
+        out.append(flat[k:k + a.size].reshape(a.shape))
+        k += a.size
+    return out
 
 
 def open_parts(eng, arrays: list[np.ndarray]):
     """Every party's share of each array, in party order (one round)."""
     others = eng.others
-    got = yield Round({p: arrays for p in others}, tuple(others))
-    return [[arrays[k] if p == eng.me else np.asarray(got[p][k], dtype=U64) for p in eng.parties]
+    packed = _pack(arrays)
+    got = yield Round(dict.fromkeys(others, packed), tuple(others))
+    theirs = {p: _unpack(np.asarray(got[p], dtype=U64).reshape(packed.shape), arrays)
+              for p in others}
+    return [[arrays[k] if p == eng.me else theirs[p][k] for p in eng.parties]
             for k in range(len(arrays))]
 
 
 def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
     """The plaintexts of shared arrays (sum mod 2^64, or XOR when binary); one round."""
     others = eng.others
-    got = yield Round({p: arrays for p in others}, tuple(others))
-    out = []
-    for k, a in enumerate(arrays):
-        acc = a.copy()
-        for p in others:
-            if binary:
-                acc ^= np.asarray(got[p][k], dtype=U64)
-            else:
-                acc += np.asarray(got[p][k], dtype=U64)
-        out.append(acc)
-    return out
+    packed = _pack(arrays)
+    got = yield Round(dict.fromkeys(others, packed), tuple(others))
+    acc = np.array(packed, dtype=U64, copy=True)
+    for p in others:
+        # reshape: the codec sends 0-d arrays as shape (1,)
+        if binary:
+            acc ^= np.asarray(got[p], dtype=U64).reshape(acc.shape)
+        else:
+            acc += np.asarray(got[p], dtype=U64).reshape(acc.shape)
+    return _unpack(acc, arrays)
 
 
 def input_value(eng, value, owner: str, frac: int):
@@ -62,15 +82,16 @@ def input_value(eng, value, owner: str, frac: int):
             if p == eng.me:
                 mine = shares[j]
             else:
-                send[p] = last if j == eng.n - 1 else {"seed": seeds[j], "shape": list(x.shape)}
+                send[p] = ({"v": last, "shape": list(x.shape)} if j == eng.n - 1
+                           else {"seed": seeds[j], "shape": list(x.shape)})
         yield Round(send, ())
         return None if mine is None else AShare(mine, frac, eng.lead)
     if not eng.is_computing:
         return None
     got = yield Round({}, (owner,))
     body = got[owner]
-    v = (Prg(body["seed"]).ring(tuple(body["shape"])) if isinstance(body, dict)
-         else np.asarray(body, dtype=U64))
+    shape = tuple(body["shape"])
+    v = Prg(body["seed"]).ring(shape) if "seed" in body else np.asarray(body["v"], dtype=U64).reshape(shape)
     return AShare(v, frac, eng.lead)
 
 
@@ -79,16 +100,16 @@ def open_to(eng, x: AShare | None, to: str):
 
     Returns the decoded float array on `to`, None elsewhere."""
     if eng.is_computing and eng.me != to:
-        yield Round({to: {"v": x.v, "f": x.frac}}, ())
+        yield Round({to: {"v": x.v, "f": x.frac, "shape": list(x.shape)}}, ())
         return None
     if eng.me != to:
         return None
     senders = tuple(p for p in eng.parties if p != to)
     got = yield Round({}, senders)
-    frac = got[senders[0]]["f"]
-    acc = x.v.copy() if x is not None else np.zeros_like(np.asarray(got[senders[0]]["v"], dtype=U64))
+    frac, shape = got[senders[0]]["f"], tuple(got[senders[0]]["shape"])
+    acc = x.v.copy() if x is not None else np.zeros(shape, dtype=U64)
     for p in senders:
-        acc += np.asarray(got[p]["v"], dtype=U64)
+        acc += np.asarray(got[p]["v"], dtype=U64).reshape(shape)
     return acc.view(np.int64).astype(np.float64) / 2.0 ** frac
 
 
@@ -100,7 +121,7 @@ def bilinear(eng, op: str, x: AShare, y: AShare):
     """Beaver product for every bilinear op (``mul`` elementwise, ``matmul``): one triple batch
     and one opening per call, then truncation back to the engine's fractional bits."""
     if op == "mul":
-        xv, yv = np.broadcast_arrays(x.v, y.v)
+        xv, yv = (x.v, y.v) if x.v.shape == y.v.shape else np.broadcast_arrays(x.v, y.v)
         m = eng.material.take("mul", (), xv.size)
         a, b, c = (m[k].reshape(xv.shape) for k in "abc")
         f = np.multiply
@@ -149,6 +170,10 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
     if d == 0:
         return x
     sh = np.uint64(d)
+    if mode == "pair":  # stochastic rounding: unbiased as it is
+        from mpcbandit.mpc.fused import pend, settle  # fused layer sits above arith
+
+        return (yield from settle(eng, pend(eng, x, d)))
     # each of the n shares is floored, losing (n−1)/2 units on average; the lead adds
     # n/2 units first so that the result is unbiased
     x = AShare(x.v + np.uint64(eng.n << (d - 1)) if eng.lead else x.v, x.frac, x.lead)

@@ -1,9 +1,14 @@
 """Comparisons and argmax (Hannun et al. §3, Algorithm 2 and the permutation tie-break).
 
-``argmax`` returns a shared one-hot vector (0 fractional bits). Pairwise (the paper):
-2·(7 + ⌈log₂ A⌉) rounds at most, i.e. within 2·(7 + ⌈log₂(A−1)⌉) + 1, because the tie-break
-factor γ joins the product tree of the first pass. Tree (tournament, for large A):
-⌈log₂ A⌉·8 rounds and O(A) comparisons instead of A².
+``argmax`` returns a shared one-hot vector (0 fractional bits). Methods:
+
+- ``pairwise`` (the paper, default for A ≤ 128): Alg. 2, ×γ, Alg. 2 again;
+  2·(7 + ⌈log₂ A⌉) rounds at most, within 2·(7 + ⌈log₂(A−1)⌉) + 1 because the tie-break
+  factor γ joins the product tree of the first pass.
+- ``tree`` (tournament, default for A > 128): ⌈log₂ A⌉·8 rounds, O(A) comparisons, not A².
+- ``lex`` (ours): one pass of Alg. 2 on x·2^k + γ − 1, i.e. ties broken by the same dealer
+  permutation read as a lower-order digit: 7 + ⌈log₂(A−1)⌉ rounds, half the paper's;
+  needs |x| < 2^(62−⌈log₂A⌉) ring units (|x| < 2^35 for L = 20, A = 100).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from mpcbandit.mpc.shares import AShare
 __all__ = ["less_than", "product_tree", "all_max", "argmax", "ARGMAX_METHODS",
            "PAIRWISE_MAX_ARMS"]
 
-ARGMAX_METHODS = ("auto", "pairwise", "tree")
+ARGMAX_METHODS = ("auto", "pairwise", "tree", "lex")
 #: "auto" uses pairwise (the paper's Algorithm 2) up to this many arms, the tree above
 PAIRWISE_MAX_ARMS = 128
 
@@ -48,15 +53,28 @@ def product_tree(eng, f: AShare):
     return f[..., 0]
 
 
-def all_max(eng, x: AShare, extra: AShare | None = None):
+def all_max(eng, x: AShare, extra: AShare | None = None, distinct: bool = False):
     """Algorithm 2: ⟦y_i⟧ = Π_j [x_i ≥ x_j] (ones at every maximum), with an optional extra
-    factor per i multiplied in the same product tree."""
+    factor per i multiplied in the same product tree. With distinct=True (no ties among
+    values that can be the maximum) only the A(A−1)/2 comparisons i < j are made and
+    [x_j ≥ x_i] is taken as 1 − [x_i ≥ x_j]."""
     A = x.shape[-1]
-    off = ~np.eye(A, dtype=bool)
-    d = x.v[..., :, None] - x.v[..., None, :]                 # x_i − x_j
-    diffs = AShare(d[..., off].reshape(*x.shape[:-1], A, A - 1), x.frac, x.lead)
-    lt = yield from msb(eng, diffs)                           # [x_i < x_j]
-    ge = 1 - lt                                               # [x_i ≥ x_j]
+    lead = x.lead
+    if distinct:
+        iu, ju = np.triu_indices(A, 1)
+        d = x.v[..., iu] - x.v[..., ju]                          # x_i − x_j, i < j
+        lt = yield from msb(eng, AShare(d, x.frac, lead))         # [x_i < x_j]
+        full = np.zeros((*x.shape[:-1], A, A), dtype=U64)
+        full[..., iu, ju] = (1 - lt).v                            # [x_i ≥ x_j]
+        full[..., ju, iu] = lt.v                                  # [x_j ≥ x_i] = [x_i < x_j]
+        off = ~np.eye(A, dtype=bool)
+        ge = AShare(full[..., off].reshape(*x.shape[:-1], A, A - 1), 0, lead)
+    else:
+        off = ~np.eye(A, dtype=bool)
+        d = x.v[..., :, None] - x.v[..., None, :]                 # x_i − x_j
+        diffs = AShare(d[..., off].reshape(*x.shape[:-1], A, A - 1), x.frac, lead)
+        lt = yield from msb(eng, diffs)                           # [x_i < x_j]
+        ge = 1 - lt                                               # [x_i ≥ x_j]
     if extra is not None:
         ge = AShare.concat([ge, extra.reshape(*extra.shape, 1)], axis=-1)
     return (yield from product_tree(eng, ge))
@@ -74,19 +92,27 @@ def argmax(eng, x: AShare, method: str = "auto"):
     gamma = AShare(gamma, 0, x.lead)
     if method == "pairwise":
         y = yield from all_max(eng, x, extra=gamma)           # y ∘ γ: nonzero values distinct
-        return (yield from all_max(eng, y))
+        return (yield from all_max(eng, y, distinct=True))
     if method == "tree":
         return (yield from _tournament(eng, x, gamma))
+    if method == "lex":
+        return (yield from all_max(eng, _lexicographic(x, gamma), distinct=True))
     raise ValueError(f"unknown argmax method {method!r} (choose from {', '.join(ARGMAX_METHODS)})")
 
 
-def _tournament(eng, x: AShare, gamma: AShare):
-    """Pairwise knockout on (x, γ) read lexicographically: x·2^k + γ − 1 makes all values
-    distinct and breaks ties by the random permutation. 8 rounds per level."""
-    A = x.shape[-1]
-    k = math.ceil(math.log2(A + 1))
+def _lexicographic(x: AShare, gamma: AShare) -> AShare:
+    """x·2^k + γ − 1 with 2^k ≥ A: all values distinct, ties in x ordered by the dealer's
+    random permutation γ (local). Needs |x| < 2^(62−k) ring units."""
+    k = math.ceil(math.log2(x.shape[-1]))
     lift = np.uint64(1) if x.lead else np.uint64(0)
-    vals = AShare((x.v << np.uint64(k)) + gamma.v - lift, 0, x.lead)  # frac irrelevant here
+    return AShare((x.v << np.uint64(k)) + gamma.v - lift, 0, x.lead)  # frac irrelevant here
+
+
+def _tournament(eng, x: AShare, gamma: AShare):
+    """Pairwise knockout on (x, γ) read lexicographically, so ties are broken by the random
+    permutation. 8 rounds per level."""
+    A = x.shape[-1]
+    vals = _lexicographic(x, gamma)
     eye = np.broadcast_to(np.eye(A, dtype=U64), (*x.shape, A))
     hot = AShare(eye.copy() if x.lead else np.zeros(eye.shape, dtype=U64), 0, x.lead)
     while vals.shape[-1] > 1:

@@ -27,7 +27,7 @@ from mpcbandit.mpc.shares import AShare, BShare
 
 __all__ = ["Engine", "Ops", "TRUNC_CHOICES"]
 
-TRUNC_CHOICES = ("auto", "local", "paper", "exact")
+TRUNC_CHOICES = ("auto", "local", "paper", "exact", "pair")
 
 
 class Ops:
@@ -144,7 +144,7 @@ class Engine:
         if trunc == "local" and self.n != 2:
             raise ValueError(f"trunc='local' (SecureML) is only correct for 2 computing parties, "
                              f"not {self.n}")
-        self.trunc = ("local" if self.n == 2 else "paper") if trunc == "auto" else trunc
+        self.trunc = ("local" if self.n == 2 else "pair") if trunc == "auto" else trunc
         kw = {} if batch_elements is None else {"batch_elements": batch_elements}
         self.material = (MaterialSupply(chan, dealer, self.index, self.n, **kw)
                          if self.is_computing else None)

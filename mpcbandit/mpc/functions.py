@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from mpcbandit.mpc import fused
 from mpcbandit.mpc.arith import bilinear, square, truncate
 from mpcbandit.mpc.rounds import gather
 from mpcbandit.mpc.shares import AShare
@@ -50,9 +51,39 @@ def reciprocal_error_bound(domain, iterations: int = RECIPROCAL_ITERATIONS) -> f
     return float(np.max(np.abs(1 - x * x0) ** (2 ** iterations)))
 
 
+def _exp_pending(eng, x: AShare, k: int):
+    """(1 + x/2^k)^(2^k) with every truncation fused into the next squaring: k rounds, the
+    result still pending (its last truncation not yet opened)."""
+    u = fused.pend(eng, AShare(x.v, x.frac + k, x.lead), k) + 1.0        # 1 + x/2^k
+    for _ in range(k):
+        (w,), _ = yield from fused.fused_products(eng, [("square", u, None)])
+        u = fused.pend(eng, w, w.frac - eng.frac)
+    return u
+
+
+def _reciprocal_pair(eng, x: AShare, iterations: int):
+    """The reciprocal's chain with fused truncations: T + 11 rounds for any n."""
+    e = yield from _exp_pending(eng, 0.5 - x, EXP_K)
+    x_t = e * 3 + 0.003
+    (w,), done = yield from fused.fused_products(eng, [("mul", x, x_t)])
+    x_t = done[id(x_t)]
+    err = 1.0 - fused.pend(eng, w, w.frac - eng.frac)
+    for _ in range(iterations - 1):
+        (step, sq), done = yield from fused.fused_products(eng, [("mul", x_t, err), ("square", err, None)])
+        x_t = fused.pend(eng, step, step.frac - eng.frac) + (done.get(id(x_t)) or x_t)
+        err = fused.pend(eng, sq, sq.frac - eng.frac)
+    (w,), done = yield from fused.fused_products(eng, [("mul", x, x_t)])   # fresh error
+    x_t = done.get(id(x_t)) or x_t
+    err = 1.0 - fused.pend(eng, w, w.frac - eng.frac)
+    (step,), done = yield from fused.fused_products(eng, [("mul", x_t, err)])
+    return (yield from fused.settle(eng, fused.pend(eng, step, step.frac - eng.frac) + x_t))
+
+
 def exp(eng, x: AShare, k: int = EXP_K):
     """⟦e^x⟧ ≈ (1 + x/2^k)^(2^k): truncation by k bits, then k squarings."""
     x = x.shift_frac(eng.frac) if x.frac < eng.frac else x
+    if eng.trunc == "pair":
+        return (yield from fused.settle(eng, (yield from _exp_pending(eng, x, k))))
     small = yield from truncate(eng, AShare(x.v, x.frac + k, x.lead), k)   # x / 2^k
     u = small + 1.0
     for _ in range(k):
@@ -67,6 +98,8 @@ def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS):
     e is recomputed from x so that the rounding carried along the error form is corrected
     (the classical step is self-correcting). Depth: T + 2 products after the exp."""
     x = x.shift_frac(eng.frac) if x.frac < eng.frac else x
+    if eng.trunc == "pair":
+        return (yield from _reciprocal_pair(eng, x, iterations))
     e = yield from exp(eng, 0.5 - x)
     x_t = e * 3 + 0.003
     err = 1.0 - (yield from bilinear(eng, "mul", x, x_t))

@@ -33,25 +33,27 @@ class MaterialSupply:
                  batch_elements: int = DEFAULT_BATCH_ELEMENTS):
         self.chan, self.dealer, self.index, self.n = chan, dealer, index, n
         self.batch_elements = batch_elements
-        self._pools: dict[tuple, deque] = {}      # key -> deque of [arrays dict, start]
+        self._pools: dict[tuple, deque] = {}      # key -> deque of [arrays, start, units]
+        self._avail: dict[tuple, int] = {}        # key -> units left in its pool
+        self._batch: dict[tuple, int] = {}        # key -> units per batch
+        self._flying: dict[tuple, int] = {}       # key -> requests in flight
         self._in_flight: deque = deque()          # (key, units, seq) in request order
         self._seq = 0
         self.units_taken: dict[tuple, int] = {}
 
     # ---------------------------------------------------------------- requests
 
-    def _unit_elements(self, kind: str, params: tuple) -> int:
-        return sum(int(np.prod(c.unit_shape, dtype=np.int64)) for c in layout(kind, params))
-
     def _request(self, key: tuple, units: int) -> None:
         if self.dealer is None:
             raise MaterialError(f"op needs dealer material {key[0]!r} but this engine has no dealer")
         self.chan.send(LABEL, self.dealer, {"seq": self._seq, "key": list(key), "units": units})
         self._in_flight.append((key, units, self._seq))
+        self._flying[key] = self._flying.get(key, 0) + 1
         self._seq += 1
 
     def _receive_one(self) -> None:
         key, units, seq = self._in_flight.popleft()
+        self._flying[key] -= 1
         msg = self.chan.recv(LABEL, self.dealer)
         if "error" in msg:
             raise MaterialError(f"dealer {self.dealer}: {msg['error']}")
@@ -61,46 +63,50 @@ class MaterialSupply:
         last = self.index == self.n - 1
         arrays = expand_shares(key[0], key[1:], units, msg["seed"], last=last,
                                corrections=msg.get("corr"))
-        self._pools.setdefault(key, deque()).append([arrays, 0])
+        self._pools.setdefault(key, deque()).append([arrays, 0, units])
+        self._avail[key] = self._avail.get(key, 0) + units
 
-    def _available(self, key: tuple) -> int:
-        return sum(next(iter(a.values())).shape[0] - s for a, s in self._pools.get(key, ()))
-
-    def _batch_units(self, kind: str, params: tuple) -> int:
-        return max(1, self.batch_elements // self._unit_elements(kind, params))
+    def _batch_units(self, key: tuple) -> int:
+        b = self._batch.get(key)
+        if b is None:
+            per_unit = sum(int(np.prod(c.unit_shape, dtype=np.int64)) for c in layout(key[0], key[1:]))
+            b = self._batch[key] = max(1, self.batch_elements // per_unit)
+        return b
 
     def prefetch(self, kind: str, params: tuple = (), units: int | None = None) -> None:
         """Ask the dealer now for a batch of kind (offline phase); the reply is collected later."""
         key = kind_key(kind, params)
-        self._request(key, units or self._batch_units(kind, params))
+        self._request(key, units or self._batch_units(key))
 
     # ---------------------------------------------------------------- consumption
 
     def take(self, kind: str, params: tuple, units: int) -> dict[str, np.ndarray]:
         """The next units units of kind: each component as an array (units, *unit_shape)."""
-        key = kind_key(kind, params)
-        batch = self._batch_units(kind, params)
-        while self._available(key) < units:
-            if any(k == key for k, _, _ in self._in_flight):
+        key = (kind, *params) if not params else kind_key(kind, params)
+        batch = self._batch_units(key)
+        while self._avail.get(key, 0) < units:
+            if self._flying.get(key):
                 self._receive_one()
             else:
-                self._request(key, max(units - self._available(key), batch))
+                self._request(key, max(units - self._avail.get(key, 0), batch))
+        pool = self._pools[key]
         parts: list[dict] = []
         need = units
-        pool = self._pools[key]
         while need:
-            arrays, start = pool[0]
-            total = next(iter(arrays.values())).shape[0]
+            entry = pool[0]
+            arrays, start, total = entry
             k = min(need, total - start)
             parts.append({n: a[start:start + k] for n, a in arrays.items()})
             need -= k
             if start + k == total:
                 pool.popleft()
             else:
-                pool[0][1] = start + k
+                entry[1] = start + k
+        self._avail[key] -= units
         self.units_taken[key] = self.units_taken.get(key, 0) + units
-        if self._available(key) < batch // 2 and not any(k == key for k, _, _ in self._in_flight):
-            self._request(key, batch)  # refill ahead of use
+        ahead = max(batch, min(2 * units, 8 * batch))
+        if self._avail[key] < ahead // 2 and not self._flying.get(key):
+            self._request(key, ahead)  # refill ahead of use: the next calls will not wait
         if len(parts) == 1:
             return parts[0]
         return {n: np.concatenate([p[n] for p in parts]) for n in parts[0]}

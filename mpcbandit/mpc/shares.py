@@ -39,6 +39,9 @@ class AShare:
 
     def _public(self, c) -> np.ndarray:
         """A public constant at this share's scale, held by the lead party only."""
+        if self.frac == 0 and not np.all(np.mod(np.asarray(c, dtype=np.float64), 1) == 0):
+            raise ValueError(f"adding the non-integer {c!r} to an integer share (0 fractional "
+                             "bits); shift_frac(L) it first")
         enc = encode(c, self.frac)
         return enc if self.lead else np.zeros_like(enc)
 

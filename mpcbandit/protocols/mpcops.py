@@ -23,6 +23,8 @@ from mpcbandit.protocols import PartyContext, Protocol, seeded_rng
 
 COMPUTE, DEALER = "compute", "dealer"
 OPS = ("add", "mul", "lt", "argmax", "reciprocal", "exp")
+#: extra op: one bare exchange of 8 bytes between the computing parties (the transport floor)
+EXTRA_OPS = ("exchange",)
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,8 @@ class MpcOpsSection:
     """[mpcops]: which ops, how big, how many computing parties."""
 
     parties: int = spec(2, min=2, max=16, doc="computing parties (the dealer comes on top)")
-    ops: list[str] = spec(list(OPS), doc="ops to run, from add, mul, lt, argmax, reciprocal, exp")
+    ops: list[str] = spec(list(OPS), doc="ops to run, from add, mul, lt, argmax, reciprocal, exp "
+                                         "(and 'exchange': one bare round, the transport floor)")
     size: int = spec(1000, min=1, max=10_000_000, doc="elements per call (all ops but argmax)")
     arms: list[int] = spec([10, 100], doc="argmax vector lengths A")
     repeats: int = spec(7, min=1, max=100_000, doc="timed calls per op (median reported)")
@@ -41,8 +44,9 @@ class MpcOpsSection:
 
     def validate(self, path: str) -> None:
         for i, op in enumerate(self.ops):
-            if op not in OPS:
-                raise ConfigError(f"{path}.ops[{i}]", f"{op!r} is not one of {', '.join(OPS)}")
+            if op not in OPS + EXTRA_OPS:
+                raise ConfigError(f"{path}.ops[{i}]",
+                                  f"{op!r} is not one of {', '.join(OPS + EXTRA_OPS)}")
         for i, a in enumerate(self.arms):
             if a < 2:
                 raise ConfigError(f"{path}.arms[{i}]", f"argmax needs at least 2 arms, got {a}")
@@ -72,6 +76,8 @@ def _inputs(seed: int, op: str, size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _plain(op: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if op == "exchange":
+        return x
     if op == "add":
         return x + y
     if op == "mul":
@@ -86,6 +92,9 @@ def _plain(op: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _secure(eng: Engine, s: MpcOpsSection, op: str, x, y):
+    if op == "exchange":
+        eng.chan.exchange("exchange", send=dict.fromkeys(eng.others, 0), recv=eng.others)
+        return x
     if op == "add":
         return x + y
     if op == "mul":
@@ -116,7 +125,7 @@ def run_ops(eng: Engine, s: MpcOpsSection, seed: int) -> list[dict]:
         x = eng.input(xv if eng.lead else None, eng.parties[0])
         y = eng.input(yv if eng.lead else None, eng.parties[0])
         out = _secure(eng, s, op, x, y)                      # warm-up: fills dealer pools
-        label = "argmax" if op == "argmax" else ("lt" if op == "lt" else op)
+        label = op
         before = eng.chan.stats.op(label).to_dict()
         _secure(eng, s, op, x, y)
         after = eng.chan.stats.op(label).to_dict()
