@@ -39,13 +39,15 @@ def runtime_grid(args, arms_list, parties_list) -> list[list]:
         for a in arms_list:
             s = secure_run(args.out, arms=a, feature_holders=n, iterations=args.steps)
             rows.append([a, n, s["seconds_per_iteration"], s["critical_rounds_per_iteration"],
+                         s["online_bytes_per_iteration_feature_holder"],
                          max(v for k, v in s["bytes_per_iteration_by_party"].items()
                              if k.startswith("feature_holder")), round(os.getloadavg()[0], 2)])
     return rows
 
 
 HEADER = ["arms", "parties", "seconds_per_iteration", "rounds_per_iteration",
-          "bytes_per_iteration_feature_holder", "load_1min"]
+          "online_bytes_per_iteration_feature_holder", "all_bytes_per_iteration_feature_holder",
+          "load_1min"]
 
 
 def fig3(args) -> None:
