@@ -17,6 +17,8 @@ def test_config_rejects_impossible_settings_naming_the_key():
         load_config(CFG, ["hannun.dims=2", "hannun.feature_holders=3"])
     with pytest.raises(ConfigError, match="hannun.arms"):
         load_config(CFG, ["hannun.data=mnist", "hannun.arms=12"])
+    with pytest.raises(ConfigError, match="hannun.data_dir"):
+        load_config(CFG, ["hannun.data=mnist", "hannun.data_dir=/nonexistent"])
     with pytest.raises(ConfigError, match="hannun.epsilon"):
         load_config(CFG, ["hannun.epsilon=1.5"])
     cfg = load_config(CFG, ["hannun.exploration=secret"])

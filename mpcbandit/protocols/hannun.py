@@ -44,7 +44,7 @@ from dealer import serve
 from mpcbandit.bandits.egreedy import draw_exploration, exploration_key, run_eps_greedy
 from mpcbandit.config import Config, spec
 from mpcbandit.data import BanditData
-from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task
+from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task, mnist_dir
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.mpc import arith, binary, compare, functions
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
@@ -136,9 +136,15 @@ class HannunSection:
         if self.trunc == "local" and self.feature_holders != 2:
             raise ConfigError(f"{path}.trunc", "'local' truncation is only correct for 2 "
                               f"feature holders, not {self.feature_holders}")
-        if self.data in ("mnist", "kmeans") and self.iterations > MNIST_TRAIN_SIZE:
-            raise ConfigError(f"{path}.iterations", f"{self.iterations} exceeds the "
-                              f"{MNIST_TRAIN_SIZE} MNIST training images (one sweep)")
+        if self.data in ("mnist", "kmeans"):
+            if self.iterations > MNIST_TRAIN_SIZE:
+                raise ConfigError(f"{path}.iterations", f"{self.iterations} exceeds the "
+                                  f"{MNIST_TRAIN_SIZE} MNIST training images (one sweep)")
+            where = mnist_dir(self.data_dir)
+            if not any((where / f"train-images-idx3-ubyte{z}").exists() for z in ("", ".gz")):
+                raise ConfigError(f"{path}.data_dir", f"data = {self.data!r} needs the MNIST IDX "
+                                  f"files, not found in {where} (set {path}.data_dir or "
+                                  "$MPCBANDIT_DATA)")
 
     @property
     def eta(self) -> float | None:
