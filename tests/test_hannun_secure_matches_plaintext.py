@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from hannun_inproc import run_hannun
+from mpcbandit.data import default_data_dir
 from mpcbandit.protocols.hannun import plaintext
+
+HAVE_MNIST = (default_data_dir() / "mnist" / "train-images-idx3-ubyte.gz").exists()
 
 
 def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_budget(tmp_path):
@@ -29,7 +32,10 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
     ["hannun.iterations=300", "hannun.epsilon=0.2", "hannun.arms=5", "hannun.dims=8", "seed=3"],
     ["hannun.iterations=40", "hannun.feature_holders=3", "hannun.dims=9", "seed=4"],
     ["hannun.iterations=40", "hannun.reinvert_every=10", "hannun.regularizer=0.5", "seed=5"],
-], ids=["two-holders-300-steps", "three-holders-paper-truncation", "reinversion-and-regularizer"])
+    pytest.param(["hannun.iterations=40", "hannun.data=kmeans", "hannun.arms=12", "seed=6"],
+                 marks=pytest.mark.skipif(not HAVE_MNIST, reason="MNIST not found")),
+], ids=["two-holders-300-steps", "three-holders-paper-truncation", "reinversion-and-regularizer",
+        "kmeans-bernoulli-rewards"])
 def test_inprocess_secure_run_equals_plaintext(overrides):
     cfg, results, _, _ = run_hannun(overrides)
     arms = np.array(results["arm_puller.0"]["arms"])
