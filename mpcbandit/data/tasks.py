@@ -5,6 +5,7 @@ stand-in for MNIST that needs no download."""
 from __future__ import annotations
 
 import functools
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -26,9 +27,28 @@ def mnist_dir(data_dir: str | Path = "") -> Path:
     return Path(data_dir) if str(data_dir) else default_data_dir() / "mnist"
 
 
+_LOCK = threading.RLock()  # in-process runs: parties in threads share one computation
+
+
 @functools.lru_cache(maxsize=4)
-def _mnist(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
+def _mnist_cached(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
     return mnist_features(Path(directory), dims, split=split)
+
+
+def _mnist(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
+    with _LOCK:
+        return _mnist_cached(directory, dims, split)
+
+
+@functools.lru_cache(maxsize=4)
+def _centres_cached(directory: str, dims: int, arms: int, seed: int) -> np.ndarray:
+    train, _ = _mnist(directory, dims, "train")
+    return kmeans(train, arms, seeded_rng(seed, "hannun/kmeans"))
+
+
+def _centres(directory: str, dims: int, arms: int, seed: int) -> np.ndarray:
+    with _LOCK:
+        return _centres_cached(directory, dims, arms, seed)
 
 
 def _one_hot(labels: np.ndarray, arms: int) -> np.ndarray:
@@ -53,8 +73,7 @@ def make_task(kind: str, *, iterations: int, dims: int, arms: int, seed: int,
             raise ValueError(f"the MNIST task has 10 arms (digits), got {arms}")
         rewards = _one_hot(labels[order], 10)
         return BanditData(x[order], rewards, rewards)
-    train, _ = _mnist(str(mnist_dir(data_dir)), dims, "train")
-    centres = kmeans(train, arms, seeded_rng(seed, "hannun/kmeans"))
+    centres = _centres(str(mnist_dir(data_dir)), dims, arms, seed)
     nu = kernel_probabilities(x[order], centres, sigma)
     draws = seeded_rng(seed, f"hannun/bernoulli/{split}").random(nu.shape)
     return BanditData(x[order], (draws < nu).astype(np.float64), nu)
