@@ -42,3 +42,18 @@ def test_inprocess_secure_run_equals_plaintext(overrides):
     ref = np.array(plaintext(cfg)["arms"])
     assert len(arms) == cfg.section.iterations
     assert np.mean(arms == ref) >= 0.999
+
+
+@pytest.mark.parametrize("init,arms,rounds", [
+    ("paper", 10, 22),   # 1 + [1 + exp 8 + Newton 7+2 + 2] + 1: the reciprocal chain is longest
+    ("linear", 10, 16),  # 1 + [1 + argmax 7+ceil(log2 9) + open 1 + o_t 1] + 1
+    ("linear", 5, 14),   # argmax 7 + ceil(log2 4); the Newton chain is as long
+])
+def test_rounds_per_step_follow_the_schedule(init, arms, rounds):
+    steps = 12
+    cfg, results, _, chans = run_hannun([f"hannun.iterations={steps}", f"hannun.reciprocal_init={init}",
+                                         f"hannun.arms={arms}", "hannun.dims=6", "seed=7"])
+    assert results["arm_puller.0"]["arms"] == plaintext(cfg)["arms"]
+    online = results["feature_holder.0"]["online"]
+    assert online["rounds"] == rounds * steps + 1  # + sharing the first context
+    assert chans["feature_holder.1"].stats.op("hannun").rounds == rounds * steps + 1

@@ -48,6 +48,7 @@ from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task, mnist_dir
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.mpc import arith, binary, compare, functions
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
+from mpcbandit.mpc.fixed import encode
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import Op, gather
@@ -120,6 +121,9 @@ class HannunSection:
     reinvert_every: int = spec(0, min=0, doc="§7: recompute W_a^{-1} from W_a every k steps (0: off)")
     reinvert_iterations: int = spec(3, min=1, max=20, doc="Newton-Schulz steps per re-inversion")
     regularizer: float = spec(0.0, min=0.0, doc="§7: W_a starts at (1 + regularizer) I (0: off)")
+    reciprocal_init: str = spec("paper", choices=("paper", "linear"),
+                                doc="Newton start: paper = 3 e^(0.5 - d) + 0.003 (an exp, 8 "
+                                    "squarings); linear = 24/17 - 8/17 d, minimax on d in [1, 2]")
     trunc: str = spec("auto", choices=TRUNC_CHOICES,
                       doc="truncation after products: auto (local for 2 holders, else paper), "
                           "local, paper, exact")
@@ -327,12 +331,31 @@ def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, ga
     return (yield from arith.input_value(eng, None, f"{PULLER}.0", 0))  # 17-18: [o_t]
 
 
+def _reciprocal_linear_start(eng: Engine, den: AShare, iterations: int):
+    """1/den for den in [1, 2] (unit-norm contexts, W^{-1} <= I): Newton-Raphson from the
+    minimax line y_0 = 24/17 - 8/17 den (|1 - den y_0| <= 1/17, so 3 steps reach 2^-32), in the
+    engine's error form (functions.reciprocal): T + 2 products and no exp."""
+    y = (yield from arith.truncate(eng, AShare(den.v * encode(8 / 17, eng.frac), 2 * eng.frac,
+                                               den.lead), eng.frac, eng.trunc))
+    y = (-y) + 24 / 17
+    err = 1.0 - (yield from arith.bilinear(eng, "mul", den, y))
+    for _ in range(iterations - 1):
+        step, err = yield from gather([arith.bilinear(eng, "mul", y, err), arith.square(eng, err)])
+        y = y + step
+    err = 1.0 - (yield from arith.bilinear(eng, "mul", den, y))         # fresh error, last step
+    return y + (yield from arith.bilinear(eng, "mul", y, err))
+
+
 def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = g_a u_a^T, as its
     upper triangle (A, D(D+1)/2)."""
     A, D = s.arms, s.dims
     xu = yield from arith.bilinear(eng, "matmul", u, x)                 # x^T W_a^{-1} x
-    q = yield from functions.reciprocal(eng, xu + 1.0, s.newton_iterations)
+    den = xu + 1.0                                                      # in [1, 2]: |x| = 1
+    if s.reciprocal_init == "paper":
+        q = yield from functions.reciprocal(eng, den, s.newton_iterations)
+    else:
+        q = yield from _reciprocal_linear_start(eng, den, s.newton_iterations)
     g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
     full = yield from arith.bilinear(eng, "matmul", _as_integer(g).reshape(A, D, 1), u.reshape(A, 1, D))
     upper = AShare(full.v[:, UPPER[D][0], UPPER[D][1]], 2 * eng.frac, full.lead)  # symmetric
