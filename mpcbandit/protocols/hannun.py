@@ -14,7 +14,8 @@ Round schedule of one step t (see ``_step``; 2 feature holders, local truncation
     select   s~_a = (1 - y) b_a^T u_a + y v_a (1) -> argmax (one pass of Alg. 2 on
              s~_a 2^k + gamma_a - 1: ties broken by the dealer's permutation) -> one-hot
              opened to p' alone (1) -> p' shares o_t (1)
-    eq. 1    1 + x^T u_a (1) -> reciprocal (exp + Newton) -> g_a = q_a u_a -> g_a u_a^T
+    eq. 1    1 + x^T u_a (1) -> reciprocal (exp 8 + Newton T+2, or Newton only with
+             reciprocal_init = "linear") -> g_a = q_a u_a (1) -> g_a u_a^T (1)
              (its upper triangle: W_a^{-1} is kept exactly symmetric, share by share)
     reward   (every BLOCK steps p'' shares rho for them (1)) -> rho_a x_t (1)
     context  the feature holders share x_{t+1} (1)
