@@ -36,6 +36,7 @@ __all__ = [
 PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
     "feducb": "mpcbandit.protocols.feducb",
+    "hannun": "mpcbandit.protocols.hannun",
     "jdp": "mpcbandit.protocols.jdp",
     "mpcops": "mpcbandit.protocols.mpcops",
     "o3m": "mpcbandit.protocols.o3m",

@@ -1,11 +1,40 @@
-"""Data loaders and their lookup: files under ``../shared/data`` or ``$MPCBANDIT_DATA``."""
+"""Data sets and their lookup: files under ``../shared/data`` or ``$MPCBANDIT_DATA``; bandit
+loaders return a ``BanditData`` (contexts and the reward of every arm at every step)."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["data_root", "resolve_data_path"]
+import numpy as np
+
+__all__ = ["BanditData", "data_root", "resolve_data_path"]
+
+
+@dataclass(frozen=True)
+class BanditData:
+    """T contexts (T x D, float64) and the reward each of A arms would give (T x A, 0/1).
+
+    ``expected`` (T x A) is the mean reward of each arm (equal to ``rewards`` when rewards
+    are deterministic), for regret.
+    """
+
+    contexts: np.ndarray
+    rewards: np.ndarray
+    expected: np.ndarray
+
+    @property
+    def iterations(self) -> int:
+        return self.contexts.shape[0]
+
+    @property
+    def dims(self) -> int:
+        return self.contexts.shape[1]
+
+    @property
+    def arms(self) -> int:
+        return self.rewards.shape[1]
 
 
 def data_root() -> Path:

@@ -1,0 +1,81 @@
+"""MNIST from the standard IDX files (``.gz`` or raw), projected as in Hannun et al. §5:
+pixels scaled to [0, 1], centred, projected on the first principal components (numpy SVD of
+the covariance), each vector normalised to unit length."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features"]
+
+_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+_FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+          "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """The array stored in one IDX file (gzip-compressed or not)."""
+    path = Path(path)
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
+        raise ValueError(f"{path}: not an IDX file (bad magic {raw[:4].hex()})")
+    ndim = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    dtype = np.dtype(_IDX_DTYPES[raw[2]])
+    start = 4 + 4 * ndim
+    count = int(np.prod(shape, dtype=np.int64))
+    if len(raw) - start != count * dtype.itemsize:
+        raise ValueError(f"{path}: header says shape {shape} but the file holds "
+                         f"{len(raw) - start} data bytes")
+    return np.frombuffer(raw, dtype=dtype, offset=start, count=count).reshape(shape)
+
+
+def _find(directory: Path, stem: str) -> Path:
+    for name in (stem + ".gz", stem):
+        if (directory / name).exists():
+            return directory / name
+    raise FileNotFoundError(f"MNIST file {stem}[.gz] not found in {directory}")
+
+
+def load_mnist(directory: Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """(images N x 784 uint8, labels N) of the train or test split."""
+    images_stem, labels_stem = _FILES[split]
+    images = read_idx(_find(Path(directory), images_stem))
+    labels = read_idx(_find(Path(directory), labels_stem))
+    if images.shape[0] != labels.shape[0]:
+        raise ValueError(f"MNIST {split}: {images.shape[0]} images but {labels.shape[0]} labels")
+    return images.reshape(images.shape[0], -1), labels.astype(np.int64)
+
+
+def pca_project(x: np.ndarray, dims: int, mean: np.ndarray | None = None,
+                basis: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Centre x and project it on its first dims principal directions, rows unit-normalised.
+
+    Returns (projected, mean, basis); pass mean and basis to project other data the same way.
+    """
+    if mean is None:
+        mean = x.mean(axis=0)
+    xc = x - mean
+    if basis is None:
+        # right singular vectors of the centred data = eigenvectors of its covariance
+        _, _, vt = np.linalg.svd(xc.T @ xc, hermitian=True)
+        basis = vt[:dims].T
+        basis *= np.where(basis[np.argmax(np.abs(basis), axis=0), range(dims)] < 0, -1.0, 1.0)
+    z = xc @ basis
+    norms = np.linalg.norm(z, axis=1, keepdims=True)
+    return z / np.where(norms > 0, norms, 1.0), mean, basis
+
+
+def mnist_features(directory: Path, dims: int = 20, split: str = "train",
+                   fit_split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """(unit-norm PCA features N x dims, labels N); the PCA is fitted on fit_split."""
+    images, labels = load_mnist(directory, split)
+    fit = images if fit_split == split else load_mnist(directory, fit_split)[0]
+    _, mean, basis = pca_project(fit.astype(np.float64) / 255.0, dims)
+    z, _, _ = pca_project(images.astype(np.float64) / 255.0, dims, mean, basis)
+    return z, labels

@@ -1,0 +1,79 @@
+"""The three bandit tasks of Hannun et al. §5 as BanditData: MNIST digits (10 arms, reward 1
+for the true digit), K-means arms with Gaussian-kernel Bernoulli rewards, and a synthetic
+stand-in for MNIST that needs no download."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from mpcbandit.data import BanditData, data_root
+from mpcbandit.data.kmeans import kernel_probabilities, kmeans
+from mpcbandit.data.mnist import mnist_features
+from mpcbandit.data.synthetic import synthetic_classes
+from mpcbandit.protocols import seeded_rng
+
+__all__ = ["TASKS", "make_task", "mnist_dir", "MNIST_TRAIN_SIZE"]
+
+TASKS = ("synthetic", "mnist", "kmeans")
+MNIST_TRAIN_SIZE = 60_000
+
+
+def mnist_dir(data_dir: str | Path = "") -> Path:
+    """Directory holding the MNIST IDX files: data_dir if given, else <data>/mnist."""
+    return Path(data_dir) if str(data_dir) else data_root() / "mnist"
+
+
+_LOCK = threading.RLock()  # in-process runs: parties in threads share one computation
+
+
+@functools.lru_cache(maxsize=4)
+def _mnist_cached(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
+    return mnist_features(Path(directory), dims, split=split)
+
+
+def _mnist(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
+    with _LOCK:
+        return _mnist_cached(directory, dims, split)
+
+
+@functools.lru_cache(maxsize=4)
+def _centres_cached(directory: str, dims: int, arms: int, seed: int) -> np.ndarray:
+    train, _ = _mnist(directory, dims, "train")
+    return kmeans(train, arms, seeded_rng(seed, "hannun/kmeans"))
+
+
+def _centres(directory: str, dims: int, arms: int, seed: int) -> np.ndarray:
+    with _LOCK:
+        return _centres_cached(directory, dims, arms, seed)
+
+
+def _one_hot(labels: np.ndarray, arms: int) -> np.ndarray:
+    return np.eye(arms)[labels]
+
+
+def make_task(kind: str, *, iterations: int, dims: int, arms: int, seed: int,
+              data_dir: str | Path = "", sigma: float = 0.5, split: str = "train") -> BanditData:
+    """T = iterations steps of task kind, reproducible from seed."""
+    if kind == "synthetic":
+        x, labels = synthetic_classes(iterations, dims, arms, seeded_rng(seed, "hannun/synthetic"))
+        rewards = _one_hot(labels, arms)
+        return BanditData(x, rewards, rewards)
+    if kind not in ("mnist", "kmeans"):
+        raise ValueError(f"unknown task {kind!r} (one of {', '.join(TASKS)})")
+    x, labels = _mnist(str(mnist_dir(data_dir)), dims, split)
+    if iterations > x.shape[0]:
+        raise ValueError(f"{iterations} iterations but MNIST {split} has {x.shape[0]} images")
+    order = seeded_rng(seed, f"hannun/order/{split}").permutation(x.shape[0])[:iterations]
+    if kind == "mnist":
+        if arms != 10:
+            raise ValueError(f"the MNIST task has 10 arms (digits), got {arms}")
+        rewards = _one_hot(labels[order], 10)
+        return BanditData(x[order], rewards, rewards)
+    centres = _centres(str(mnist_dir(data_dir)), dims, arms, seed)
+    nu = kernel_probabilities(x[order], centres, sigma)
+    draws = seeded_rng(seed, f"hannun/bernoulli/{split}").random(nu.shape)
+    return BanditData(x[order], (draws < nu).astype(np.float64), nu)

@@ -1,0 +1,529 @@
+"""Hannun et al. 2019, Algorithm 1: a privacy-preserving epsilon-greedy contextual bandit.
+
+Parties (each its own process):
+  feature_holder.0..n-1  own a slice of the D context features each; hold the shares of
+                         W_a^{-1}, b_a and compute on them (the paper's set P);
+  arm_puller.0           p': learns a_t (opened to it alone), pulls the arm, shares o_t;
+  reward_holder.0        p'': shares the rewards it observes; learns nothing;
+  dealer.0               correlated randomness (the engine's), and the exploration stream:
+                         y_t ~ Bernoulli(eps), v_t ~ Uniform(0,1)^A, the tie-break permutation.
+
+Round schedule of one step t (see ``_step``; 2 feature holders, local truncation):
+  1 round    u_a = W_a^{-1} x_t and (1 - y_t) b_a                                  (prefix)
+  then, merged in lock-step (the step costs its longest chain):
+    select   s~_a = (1 - y) b_a^T u_a + y v_a (1) -> argmax (one pass of Alg. 2 on
+             s~_a 2^k + gamma_a - 1: ties broken by the dealer's permutation) -> one-hot
+             opened to p' alone (1) -> p' shares o_t (1)
+    eq. 1    1 + x^T u_a (1) -> reciprocal (exp 8 + Newton T+2, or Newton only with
+             reciprocal_init = "linear") -> g_a = q_a u_a (1) -> g_a u_a^T (1)
+             (its upper triangle: W_a^{-1} is kept exactly symmetric, share by share)
+    reward   (every BLOCK steps p'' shares rho for them (1)) -> rho_a x_t (1)
+    context  the feature holders share x_{t+1} (1)
+  1 round    o_a * (g_a u_a^T | rho_a x_t) for every arm; W^{-1} -= ..., b += ...
+
+Scores are exact where the paper's ties live: b_a is exact (integer o, rho times x), and
+s_a = b_a^T (W_a^{-1} x) is a product WITHOUT truncation, kept at 2L fractional bits, so an
+arm never rewarded scores exactly 0, as in float64, and ties break by the same permutation
+(w_a^T x = b_a^T W_a^{-1} x because W_a^{-1} is symmetric).
+
+Rewards: the reward holder's input is the environment's reward for every arm at step t
+(rho_t; for MNIST the one-hot of the digit) and r_t = rho_t[a_t] is selected inside the MPC
+as o_a rho_a. The reward holder shares what it observes and never learns a_t (nobody could
+tell it which arm was pulled without revealing a_t); summaries recover r_t for evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from dealer import serve
+from mpcbandit.bandits.egreedy import draw_exploration, exploration_key, run_eps_greedy
+from mpcbandit.config import Config, spec
+from mpcbandit.data import BanditData
+from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task, mnist_dir
+from mpcbandit.errors import ConfigError, ProtocolError
+from mpcbandit.mpc import arith, binary, compare, functions
+from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
+from mpcbandit.mpc.fixed import encode
+from mpcbandit.mpc.prg import Prg
+from mpcbandit.mpc.ring import RING_DTYPE as U64
+from mpcbandit.mpc.rounds import Op, gather
+from mpcbandit.mpc.shares import AShare
+from mpcbandit.protocols import PartyContext, Protocol
+from mpcbandit.results import estimate_seconds
+
+FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder", "dealer"
+ONLINE = "hannun"       # label of every online round: their count per step is the critical path
+EXPLORE = "explore"     # the dealer's exploration material (offline, pushed ahead of use)
+BLOCK = 256             # steps of exploration material per dealer message
+
+
+class _Upper(dict):
+    """D -> (rows, cols) of the upper triangle of a D x D matrix, its mirror map (D x D
+    positions into the triangle) and the 0/1 matrix (E x 2 -> D) that sums w_pq x_q into
+    u_p and w_pq x_p into u_q (the diagonal once)."""
+
+    def __missing__(self, d: int):
+        rows, cols = np.triu_indices(d)
+        e = len(rows)
+        pos = np.zeros((d, d), dtype=np.int64)
+        pos[rows, cols] = np.arange(e)
+        pos[cols, rows] = np.arange(e)
+        gather = np.zeros((e, 2, d), dtype=U64)
+        gather[np.arange(e), 0, rows] = 1
+        gather[np.arange(e), 1, cols] = np.where(rows != cols, 1, 0)
+        self[d] = (rows, cols, pos, gather.reshape(2 * e, d))
+        return self[d]
+
+
+UPPER = _Upper()
+
+
+def _sym_matvec(eng: Engine, w_inv: AShare, x: AShare):
+    """W_a^{-1} x for exactly symmetric W_a^{-1}, opening only its upper triangles: the
+    products w_pq (x_q, x_p) of every upper entry, summed locally (A E + 2E ring elements
+    opened instead of A D^2 + D). Products are summed before the one truncation per entry of
+    u: D + 1 times fewer truncations (noise and local/paper wrap failures) than per product."""
+    d = x.shape[0]
+    rows, cols, _, gather = UPPER[d]
+    upper = w_inv[:, rows, cols]                                        # (A, E)
+    pair = AShare(np.stack([x.v[cols], x.v[rows]], axis=-1)[:, None, :], x.frac, x.lead)
+    prod = yield from arith.bilinear(eng, "matmul", _as_integer(upper).reshape(*upper.shape, 1, 1),
+                                     pair)                              # untruncated, 2L bits
+    summed = AShare(prod.v.reshape(prod.shape[0], -1) @ gather, 2 * eng.frac, prod.lead)
+    return (yield from arith.truncate(eng, summed, eng.frac, eng.trunc))  # truncate A D sums only
+
+
+def _symmetric(upper: AShare, d: int) -> AShare:
+    """The D x D matrices whose upper triangles are given, mirrored share by share (so the
+    shared value is exactly symmetric)."""
+    return upper[..., UPPER[d][2]]
+
+
+@dataclass(frozen=True)
+class HannunSection:
+    """[hannun]: the bandit, its data, the fixed-point/Newton settings and §7's options."""
+
+    feature_holders: int = spec(2, min=2, max=16, doc="parties P_1..P_n holding features (n >= 2)")
+    arms: int = spec(10, min=2, max=1000, doc="|A|")
+    dims: int = spec(20, min=1, max=784, doc="D, context features in total")
+    iterations: int = spec(1000, min=1, max=10_000_000, doc="T")
+    epsilon: float = spec(0.1, min=0.0, max=1.0, doc="exploration probability")
+    precision_bits: int = spec(20, min=8, max=26, doc="L: fixed-point fractional bits")
+    newton_iterations: int = spec(7, min=1, max=30, doc="Newton-Raphson steps of the reciprocal")
+    data: str = spec("synthetic", choices=TASKS, doc="synthetic | mnist | kmeans")
+    data_dir: str = spec("", doc="MNIST IDX directory (default: $MPCBANDIT_DATA or ../shared/data/mnist)")
+    sigma: float = spec(0.5, min=1e-3, doc="kernel width of the kmeans task's rewards")
+    reinvert_every: int = spec(0, min=0, doc="§7: recompute W_a^{-1} from W_a every k steps (0: off)")
+    reinvert_iterations: int = spec(3, min=1, max=20, doc="Newton-Schulz steps per re-inversion")
+    regularizer: float = spec(0.0, min=0.0, doc="§7: W_a starts at (1 + regularizer) I (0: off)")
+    reciprocal_init: str = spec("paper", choices=("paper", "linear"),
+                                doc="Newton start: paper = 3 e^(0.5 - d) + 0.003 (an exp, 8 "
+                                    "squarings); linear = 24/17 - 8/17 d, minimax on d in [1, 2]")
+    trunc: str = spec("auto", choices=TRUNC_CHOICES,
+                      doc="truncation after products: auto (local for 2 holders, else paper), "
+                          "local, paper, exact")
+    exploration: str = spec("seeded", choices=("seeded", "secret"),
+                            doc="seeded: dealer's eps/uniform/permutation stream keyed by the seed "
+                                "(reproducible, comparable to --plaintext); secret: os.urandom key")
+
+    def validate(self, path: str) -> None:
+        if self.dims < self.feature_holders:
+            raise ConfigError(f"{path}.dims", f"{self.dims} features cannot be split over "
+                              f"{self.feature_holders} feature holders (each needs at least one)")
+        if self.data == "mnist" and self.arms != 10:
+            raise ConfigError(f"{path}.arms", f"the mnist task has 10 arms (digits), got {self.arms}")
+        if self.trunc == "local" and self.feature_holders != 2:
+            raise ConfigError(f"{path}.trunc", "'local' truncation is only correct for 2 "
+                              f"feature holders, not {self.feature_holders}")
+        if self.data in ("mnist", "kmeans"):
+            if self.iterations > MNIST_TRAIN_SIZE:
+                raise ConfigError(f"{path}.iterations", f"{self.iterations} exceeds the "
+                                  f"{MNIST_TRAIN_SIZE} MNIST training images (one sweep)")
+            where = mnist_dir(self.data_dir)
+            if not any((where / f"train-images-idx3-ubyte{z}").exists() for z in ("", ".gz")):
+                raise ConfigError(f"{path}.data_dir", f"data = {self.data!r} needs the MNIST IDX "
+                                  f"files, not found in {where} (set {path}.data_dir or "
+                                  "$MPCBANDIT_DATA)")
+
+    @property
+    def eta(self) -> float | None:
+        """Theorem 1: eps-greedy is log(|A|/eps)-differentially private (None: eps = 0)."""
+        return math.log(self.arms / self.epsilon) if self.epsilon > 0 else None
+
+
+def roles(s: HannunSection) -> list[tuple[str, int]]:
+    return ([(FEATURE, i) for i in range(s.feature_holders)]
+            + [(PULLER, 0), (REWARD, 0), (DEALER, 0)])
+
+
+def holders(s: HannunSection) -> list[str]:
+    """The computing parties: the feature holders."""
+    return [f"{FEATURE}.{i}" for i in range(s.feature_holders)]
+
+
+def peers(s: HannunSection, role: str, index: int) -> list[str]:
+    """Feature holders talk to everyone; p', p'' and the dealer to the feature holders only."""
+    fh = holders(s)
+    if role == FEATURE:
+        return [p for p in fh if p != f"{FEATURE}.{index}"] + [f"{PULLER}.0", f"{REWARD}.0",
+                                                                 f"{DEALER}.0"]
+    return fh
+
+
+def feature_slices(s: HannunSection) -> list[np.ndarray]:
+    """Which of the D features each feature holder owns (contiguous, near-equal)."""
+    return np.array_split(np.arange(s.dims), s.feature_holders)
+
+
+def task(cfg: Config) -> BanditData:
+    """The experiment's data (public simulation: every process derives it from the seed)."""
+    s: HannunSection = cfg.section
+    try:
+        return make_task(s.data, iterations=s.iterations, dims=s.dims, arms=s.arms,
+                         seed=cfg.seed, data_dir=s.data_dir, sigma=s.sigma)
+    except (FileNotFoundError, ValueError) as e:
+        raise ConfigError("hannun.data", str(e)) from None
+
+
+def exploration(cfg: Config):
+    """The seeded exploration samples of all T steps (what the dealer draws in blocks)."""
+    s: HannunSection = cfg.section
+    prg = Prg(exploration_key(cfg.seed))
+    return draw_exploration(prg, s.iterations, s.arms, s.epsilon, s.precision_bits)
+
+
+def _outcome(s: HannunSection, data: BanditData, arms: np.ndarray) -> dict:
+    t = np.arange(len(arms))
+    rewards = data.rewards[t, arms]
+    regret = data.expected.max(axis=1) - data.expected[t, arms]
+    return {"iterations": len(arms), "arms": arms.tolist(), "rewards": rewards.tolist(),
+            "cumulative_reward": float(rewards.sum()), "average_reward": float(rewards.mean()),
+            "cumulative_regret": float(regret.sum()), "eta": s.eta}
+
+
+def plaintext(cfg: Config) -> dict:
+    s: HannunSection = cfg.section
+    if s.exploration != "seeded":
+        raise ConfigError("hannun.exploration", "--plaintext reproduces the 'seeded' exploration "
+                          "stream only; a secret dealer key cannot be replayed")
+    data = task(cfg)
+    res = run_eps_greedy(data.contexts, data.rewards, exploration(cfg),
+                         regularizer=s.regularizer, reinvert_every=s.reinvert_every)
+    return _outcome(s, data, res.arms)
+
+
+# ---------------------------------------------------------------- the dealer's exploration stream
+
+
+def _split_by_seeds(arrays: list[np.ndarray], n: int) -> list[dict]:
+    """Additive shares of arrays for n parties: parties 0..n-2 get a fresh 32-byte seed each,
+    the last one the corrections (one ring element per value leaves the dealer)."""
+    seeds = [os.urandom(32) for _ in range(n - 1)]
+    prgs = [Prg(sd) for sd in seeds]
+    last = []
+    for a in arrays:
+        c = np.asarray(a, dtype=np.int64).view(U64).copy()
+        for prg in prgs:
+            c -= prg.ring(c.shape)
+        last.append(c)
+    return [{"seed": sd} for sd in seeds] + [{"corr": last}]
+
+
+def _expand_share(msg: dict, shapes: list[tuple]) -> list[np.ndarray]:
+    if "corr" in msg:
+        return [np.asarray(c).view(U64) for c in msg["corr"]]
+    prg = Prg(msg["seed"])
+    return [prg.ring(sh) for sh in shapes]
+
+
+def _dealer(ctx: PartyContext) -> dict:
+    """Push [y_t], [y_t v_t] (2L fractional bits) and [gamma_t] to the feature holders in
+    blocks (offline), then serve the engine's correlated randomness until they are done."""
+    s: HannunSection = ctx.section
+    fh = holders(s)
+    key = exploration_key(ctx.config.seed) if s.exploration == "seeded" else os.urandom(32)
+    prg = Prg(key)
+    L = s.precision_bits
+    for start in range(0, s.iterations, BLOCK):
+        smp = draw_exploration(prg, min(BLOCK, s.iterations - start), s.arms, s.epsilon, L)
+        yv = (smp.uniform << L) * smp.explore[:, None]     # lines 8, 12, 13: y v at 2L bits
+        for p, part in zip(fh, _split_by_seeds([smp.explore, yv, smp.perm], len(fh))):
+            ctx.chan.send(EXPLORE, p, part)
+    return {"material": serve(ctx.chan, fh, idle_s=max(60.0, ctx.config.run.deadline_s))}
+
+
+class _Exploration:
+    """A feature holder's shares of the dealer's exploration stream, step by step."""
+
+    def __init__(self, ctx: PartyContext, lead: bool):
+        self.ctx, self.lead = ctx, lead
+        self.block: list[np.ndarray] = []
+        self.pos = BLOCK
+
+    def next(self, t: int) -> tuple[AShare, AShare, AShare]:
+        """([y_t] integer, [y_t v_t] at 2L bits, [gamma_t] integers 1..A)."""
+        s: HannunSection = self.ctx.section
+        if self.pos == BLOCK:
+            steps = min(BLOCK, s.iterations - t)
+            msg = self.ctx.chan.recv(EXPLORE, f"{DEALER}.0")
+            self.block = _expand_share(msg, [(steps,), (steps, s.arms), (steps, s.arms)])
+            self.pos = 0
+        y, yv, g = (b[self.pos] for b in self.block)
+        self.pos += 1
+        return (AShare(y, 0, self.lead), AShare(yv, 2 * s.precision_bits, self.lead),
+                AShare(g, 0, self.lead))
+
+
+# ---------------------------------------------------------------- feature holders' op chains
+
+
+def _share_context(eng: Engine, s: HannunSection, mine: np.ndarray, me: int):
+    """Steps 6-7: every feature holder shares its slice; concatenate into [x_t]."""
+    parts = yield from gather([arith.input_value(eng, mine if i == me else None, p, eng.frac)
+                               for i, p in enumerate(holders(s))])
+    return AShare.concat(parts, axis=0)
+
+
+def _as_integer(x: AShare) -> AShare:
+    """The same ring elements read with 0 fractional bits, so that a product with it is not
+    truncated (the caller tracks the true scale)."""
+    return AShare(x.v, 0, x.lead)
+
+
+def _tie_break_key(score: AShare, gamma: AShare) -> AShare:
+    """score 2^k + gamma - 1 (k bits hold gamma - 1 < A): all values distinct, equal scores
+    ordered by the dealer's random permutation. One pass of Algorithm 2 on these keys gives
+    the one-hot of argmax-with-random-tie-break that the paper gets from two passes (maxima,
+    then maxima of maxima times gamma), in half the rounds and comparisons."""
+    k = math.ceil(math.log2(score.shape[-1] + 1))
+    return AShare((score.v << np.uint64(k)) + gamma.v - (np.uint64(1) if score.lead else np.uint64(0)),
+                  score.frac + k, score.lead)
+
+
+def _argmax_distinct(eng: Engine, keys: AShare):
+    """Algorithm 2 for pairwise-distinct keys: y_i = prod_j [k_i >= k_j]. With distinct keys
+    [k_j >= k_i] = 1 - [k_i >= k_j], so A(A-1)/2 comparisons (one MSB each) serve all
+    ordered pairs; then a product tree over j. 7 + ceil(log2(A-1)) rounds."""
+    A = keys.shape[-1]
+    i, j = np.triu_indices(A, 1)
+    lt = yield from binary.msb(eng, keys[i] - keys[j])                   # [k_i < k_j], i < j
+    ge = np.zeros((A, A), dtype=U64)                                    # [k_r >= k_c], r != c
+    ge_ij = (1 - lt).v
+    ge[i, j], ge[j, i] = ge_ij, lt.v
+    off = ~np.eye(A, dtype=bool)
+    factors = AShare(ge[off].reshape(A, A - 1), 0, keys.lead)
+    return (yield from compare.product_tree(eng, factors))
+
+
+def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare):
+    """Steps 11-18: exact DP scores, argmax with the random tie-break, a_t to p', [o_t]."""
+    A, D = s.arms, s.dims
+    prod = yield from arith.bilinear(eng, "matmul", b1.reshape(A, 1, D),
+                                     _as_integer(u).reshape(A, D, 1))
+    score = AShare(prod.v.reshape(A), 2 * eng.frac, eng.lead) + yv      # 13: (1-y) s + y v
+    onehot = yield from _argmax_distinct(eng, _tie_break_key(score, gamma))  # 15
+    yield from arith.open_to(eng, onehot, f"{PULLER}.0")                # 16: p' alone
+    return (yield from arith.input_value(eng, None, f"{PULLER}.0", 0))  # 17-18: [o_t]
+
+
+def _reciprocal_linear_start(eng: Engine, den: AShare, iterations: int):
+    """1/den for den in [1, 2] (unit-norm contexts, W^{-1} <= I): Newton-Raphson from the
+    minimax line y_0 = 24/17 - 8/17 den (|1 - den y_0| <= 1/17, so 3 steps reach 2^-32), in the
+    engine's error form (functions.reciprocal): T + 2 products and no exp."""
+    y = (yield from arith.truncate(eng, AShare(den.v * encode(8 / 17, eng.frac), 2 * eng.frac,
+                                               den.lead), eng.frac, eng.trunc))
+    y = (-y) + 24 / 17
+    err = 1.0 - (yield from arith.bilinear(eng, "mul", den, y))
+    for _ in range(iterations - 1):
+        step, err = yield from gather([arith.bilinear(eng, "mul", y, err), arith.square(eng, err)])
+        y = y + step
+    err = 1.0 - (yield from arith.bilinear(eng, "mul", den, y))         # fresh error, last step
+    return y + (yield from arith.bilinear(eng, "mul", y, err))
+
+
+def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
+    """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = g_a u_a^T, as its
+    upper triangle (A, D(D+1)/2)."""
+    A, D = s.arms, s.dims
+    xu = yield from arith.bilinear(eng, "matmul", u, x)                 # x^T W_a^{-1} x
+    den = xu + 1.0                                                      # in [1, 2]: |x| = 1
+    if s.reciprocal_init == "paper":
+        q = yield from functions.reciprocal(eng, den, s.newton_iterations)
+    else:
+        q = yield from _reciprocal_linear_start(eng, den, s.newton_iterations)
+    g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
+    full = yield from arith.bilinear(eng, "matmul", _as_integer(g).reshape(A, D, 1), u.reshape(A, 1, D))
+    upper = AShare(full.v[:, UPPER[D][0], UPPER[D][1]], 2 * eng.frac, full.lead)  # symmetric
+    return (yield from arith.truncate(eng, upper, eng.frac, eng.trunc))
+
+
+def _reward_times_context(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare):
+    """Step 19 and the r_t x_t of step 22: rho_a x_t for every arm. p'' shares the rewards
+    of BLOCK steps at a time (fewer messages; it cannot learn anything from the timing)."""
+    if t % BLOCK == 0:
+        state["rho"] = yield from arith.input_value(eng, None, f"{REWARD}.0", 0)
+    rho = state["rho"][t % BLOCK]
+    return (yield from arith.bilinear(eng, "matmul", rho.reshape(s.arms, 1), x.reshape(1, s.dims)))
+
+
+def _outer_upper(eng: Engine, x: AShare):
+    """The upper triangle of x x^T."""
+    d = x.shape[0]
+    full = yield from arith.bilinear(eng, "matmul", x.reshape(d, 1), x.reshape(1, d))
+    return full[UPPER[d][0], UPPER[d][1]]
+
+
+def _nothing():
+    """An op chain with no rounds."""
+    return None
+    yield  # pragma: no cover - makes this a generator
+
+
+def _step(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare, explore, next_context):
+    """One step t of Algorithm 1 on shares; returns [x_{t+1}] (None after the last step)."""
+    A, D = s.arms, s.dims
+    y, yv, gamma = explore
+    u, b1 = yield from gather([_sym_matvec(eng, state["w_inv"], x),                # 10-11
+                               arith.bilinear(eng, "matmul", (1 - y).reshape(1, 1),
+                                              state["b"].reshape(1, A * D))])
+    b1 = b1.reshape(A, D)
+    o, smt, rx, x_next, xx = yield from gather([
+        _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x),
+        _reward_times_context(eng, s, state, t, x), next_context,
+        _outer_upper(eng, x) if "w" in state else _nothing()])
+    m = smt.shape[-1]
+    cols = [smt.reshape(A, 1, m), rx.reshape(A, 1, D)]
+    if xx is not None:
+        tiled = np.ascontiguousarray(np.broadcast_to(xx.v.reshape(1, 1, m), (A, 1, m)))
+        cols.append(AShare(tiled, xx.frac, xx.lead))
+    upd = yield from arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), AShare.concat(cols, axis=-1))
+    state["w_inv"] = state["w_inv"] - _symmetric(upd[:, 0, :m], D)          # 21, by eq. 1
+    state["b"] = state["b"] + upd[:, 0, m:m + D]                             # 22
+    if xx is not None:
+        state["w"] = state["w"] + _symmetric(upd[:, 0, m + D:], D)           # 21 itself
+    return x_next
+
+
+def _reinvert(eng: Engine, s: HannunSection, state: dict):
+    """§7: refresh W_a^{-1} from W_a by Newton-Schulz, X <- X (2I - W X), started from the
+    running estimate (quadratic convergence; two products per step)."""
+    two_i = np.repeat(2.0 * np.eye(s.dims)[None], s.arms, axis=0)
+    x_inv = state["w_inv"]
+    for _ in range(s.reinvert_iterations):
+        wx = yield from arith.bilinear(eng, "matmul", state["w"], x_inv)
+        x_inv = yield from arith.bilinear(eng, "matmul", x_inv, (-wx) + two_i)
+    state["w_inv"] = x_inv
+
+
+def _feature_holder(ctx: PartyContext) -> dict:
+    s: HannunSection = ctx.section
+    eng = Engine(ctx.chan, holders(s), dealer=f"{DEALER}.0", frac_bits=s.precision_bits,
+                 trunc=s.trunc)
+    contexts = task(ctx.config).contexts[:, feature_slices(s)[ctx.index]]   # 5: my features
+    A, D = s.arms, s.dims
+    eye = np.repeat(np.eye(D)[None], A, axis=0)
+    # 1-3: W_a = I (W_a^{-1} = I), b_a = 0: public constants need no sharing round
+    state = {"w_inv": eng.public(eye / (1.0 + s.regularizer)), "b": eng.zeros((A, D))}
+    if s.reinvert_every:
+        state["w"] = eng.public(eye * (1.0 + s.regularizer))
+    explore = _Exploration(ctx, eng.lead)
+
+    def run(gen):
+        return eng.run(Op(ONLINE, gen))
+
+    t0 = time.perf_counter()
+    before = ctx.chan.stats.op(ONLINE).to_dict()
+    x = run(_share_context(eng, s, contexts[0], ctx.index))
+    for t in range(s.iterations):                                            # 4
+        nxt = (_share_context(eng, s, contexts[t + 1], ctx.index) if t + 1 < s.iterations
+               else _nothing())
+        x = run(_step(eng, s, state, t, x, explore.next(t), nxt))
+        if s.reinvert_every and (t + 1) % s.reinvert_every == 0:
+            run(_reinvert(eng, s, state))
+        ctx.progress(t + 1, s.iterations)
+    wall = time.perf_counter() - t0
+    after = ctx.chan.stats.op(ONLINE).to_dict()
+    eng.close()
+    return {"online": {k: after[k] - before[k] for k in after}, "online_wall_s": wall}
+
+
+# ---------------------------------------------------------------- p' and p''
+
+
+def _as_in_step(gen):
+    """Run gen as the feature holders do inside ``_step``: one ``gather`` deeper, because
+    merged messages nest one list per gather level on the wire."""
+    return (yield from gather([gen]))[0]
+
+
+def _arm_puller(ctx: PartyContext) -> dict:
+    """Step 16: learn a_t from the one-hot opened to p' alone and pull it; 17-18: share o_t."""
+    s: HannunSection = ctx.section
+    eng = Engine(ctx.chan, holders(s), dealer=None)
+    arms = []
+    for t in range(s.iterations):
+        opened = np.rint(eng.run(Op(ONLINE, _as_in_step(arith.open_to(eng, None, ctx.name)))))
+        hot = np.flatnonzero(opened == 1)
+        if len(hot) != 1 or np.count_nonzero(opened) != 1:
+            raise ProtocolError(holders(s)[0], f"{ONLINE} step {t}",
+                                f"opened selection is not one-hot: {opened.tolist()}")
+        arms.append(int(hot[0]))
+        eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, np.eye(s.arms)[hot[0]], ctx.name, 0))))
+        ctx.progress(t + 1, s.iterations)
+    return {"arms": arms}
+
+
+def _reward_holder(ctx: PartyContext) -> dict:
+    """Step 19: share the environment's reward of every arm at each step (BLOCK at a time)."""
+    s: HannunSection = ctx.section
+    eng = Engine(ctx.chan, holders(s), dealer=None)
+    rewards = task(ctx.config).rewards
+    for t in range(0, s.iterations, BLOCK):
+        eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, rewards[t:t + BLOCK], ctx.name, 0))))
+        ctx.progress(min(t + BLOCK, s.iterations), s.iterations)
+    return {}
+
+
+def run_role(ctx: PartyContext) -> dict:
+    return {FEATURE: _feature_holder, PULLER: _arm_puller, REWARD: _reward_holder,
+            DEALER: _dealer}[ctx.role](ctx)
+
+
+def summarize(cfg: Config, results: list[dict]) -> dict:
+    s: HannunSection = cfg.section
+    puller = next(r for r in results if r["role"] == PULLER)
+    arms = np.asarray(puller["output"]["arms"], dtype=np.int64)
+    out = _outcome(s, task(cfg), arms)
+    steps = s.iterations
+    name = lambda r: f"{r['role']}.{r['index']}"  # noqa: E731
+    fh = [r for r in results if r["role"] == FEATURE]
+    online = [r["output"]["online"] for r in fh]
+    rounds = max(o["rounds"] for o in online) / steps
+    per_party = {name(r): (r["bytes_sent"] + r["bytes_received"]) / steps for r in results}
+    busiest = max(per_party[name(r)] for r in fh)
+    compute = max(r["compute_s"] for r in fh) / steps
+    out.update({
+        "seconds_per_iteration": max(r["output"]["online_wall_s"] for r in fh) / steps,
+        "critical_rounds_per_iteration": rounds,
+        "bytes_per_iteration_by_party": per_party,
+        "online_bytes_per_iteration_feature_holder":
+            max(o["bytes_sent"] + o["bytes_received"] for o in online) / steps,
+        "online_bytes_sent_per_iteration_feature_holder": max(o["bytes_sent"] for o in online) / steps,
+        "lan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "lan"),
+        "wan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "wan"),
+    })
+    if s.exploration == "seeded":
+        ref = plaintext(cfg)
+        out["agreement_with_plaintext"] = float(np.mean(np.asarray(ref["arms"]) == arms))
+        out["plaintext_cumulative_reward"] = ref["cumulative_reward"]
+    return out
+
+
+PROTOCOL = Protocol(name="hannun", section=HannunSection, roles=roles, run_role=run_role,
+                    plaintext=plaintext, summarize=summarize, peers=peers)

@@ -1,0 +1,116 @@
+"""Hannun et al. Figs. 3, 4, 7 and 8 from secure runs (real processes on loopback):
+runtime per iteration vs arms (one line per party count), vs parties (one line per arm
+count), and average reward vs fixed-point precision bits and vs Newton-Raphson iterations.
+
+    python scripts/hannun_fig_secure.py fig3|fig4|fig7|fig8 [--full] [--out DIR]
+Writes DIR/hannun_figN.csv and .png. Reduced sizes by default; --full is paper size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from mpcbandit.launch import run_local  # noqa: E402
+from hannun_fig_reward import have_mnist, plot, write_csv  # noqa: E402
+
+CONFIG = ROOT / "configs" / "hannun-synthetic.toml"
+
+
+def secure_run(out: Path, **section) -> dict:
+    """Summary of one secure run with [hannun] keys overridden."""
+    sets = [f"hannun.{k}={v!r}" if isinstance(v, str) else f"hannun.{k}={v}" for k, v in section.items()]
+    sets = [s.replace("'", '"') for s in sets]
+    tag = "-".join(f"{k}{v}" for k, v in section.items())
+    return run_local(CONFIG, sets, out / "runs" / tag, echo=lambda *_: None)
+
+
+def runtime_grid(args, arms_list, parties_list) -> list[list]:
+    rows = []
+    for n in parties_list:
+        for a in arms_list:
+            s = secure_run(args.out, arms=a, feature_holders=n, iterations=args.steps)
+            rows.append([a, n, s["seconds_per_iteration"], s["critical_rounds_per_iteration"],
+                         s["online_bytes_per_iteration_feature_holder"],
+                         max(v for k, v in s["bytes_per_iteration_by_party"].items()
+                             if k.startswith("feature_holder")), round(os.getloadavg()[0], 2)])
+    return rows
+
+
+HEADER = ["arms", "parties", "seconds_per_iteration", "rounds_per_iteration",
+          "online_bytes_per_iteration_feature_holder", "all_bytes_per_iteration_feature_holder",
+          "load_1min"]
+
+
+def fig3(args) -> None:
+    arms = args.arms or ((10, 20, 40, 60, 80, 100) if args.full else (5, 10, 20))
+    parties = args.parties or ((2, 3, 4) if args.full else (2,))
+    rows = runtime_grid(args, arms, parties)
+    write_csv(args.out / "hannun_fig3.csv", HEADER, rows)
+    series = {f"|P|={n}": (np.array([r[0] for r in rows if r[1] == n]),
+                           np.array([r[2] for r in rows if r[1] == n])) for n in parties}
+    plot(args.out / "hannun_fig3.png", series, "arms |A|", "seconds per iteration", "Fig. 3")
+
+
+def fig4(args) -> None:
+    parties = args.parties or ((2, 3, 4, 5, 6) if args.full else (2, 3))
+    arms = args.arms or ((10, 50, 100) if args.full else (5, 10))
+    rows = runtime_grid(args, arms, parties)
+    write_csv(args.out / "hannun_fig4.csv", HEADER, rows)
+    series = {f"|A|={a}": (np.array([r[1] for r in rows if r[0] == a]),
+                           np.array([r[2] for r in rows if r[0] == a])) for a in arms}
+    plot(args.out / "hannun_fig4.png", series, "parties |P|", "seconds per iteration", "Fig. 4")
+
+
+def _reward_sweep(args, key: str, values, name: str, xlabel: str) -> None:
+    data = args.data or ("mnist" if have_mnist() else "synthetic")
+    rows = []
+    for v in values:
+        s = secure_run(args.out, data=data, iterations=args.steps, **{key: v})
+        rows.append([v, s["average_reward"], s.get("agreement_with_plaintext"),
+                     round(os.getloadavg()[0], 2)])
+    write_csv(args.out / f"hannun_{name}.csv", [key, "average_reward", "agreement", "load_1min"], rows)
+    plot(args.out / f"hannun_{name}.png",
+         {data: (np.array([r[0] for r in rows]), np.array([r[1] for r in rows]))},
+         xlabel, "average reward", f"{name.replace('fig', 'Fig. ')} ({data}, T={args.steps})")
+
+
+def fig7(args) -> None:
+    bits = args.values or (tuple(range(14, 27)) if args.full else (12, 16, 20))
+    _reward_sweep(args, "precision_bits", bits, "fig7", "fixed-point precision bits L")
+
+
+def fig8(args) -> None:
+    its = args.values or (tuple(range(1, 11)) if args.full else (1, 3, 7))
+    _reward_sweep(args, "newton_iterations", its, "fig8", "Newton-Raphson iterations")
+
+
+FIGURES = {"fig3": fig3, "fig4": fig4, "fig7": fig7, "fig8": fig8}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("figure", choices=sorted(FIGURES))
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--steps", type=int, default=None, help="T per run (default 200, --full 5000)")
+    p.add_argument("--data", choices=("mnist", "synthetic"), default=None)
+    p.add_argument("--arms", type=int, nargs="+", help="figs 3-4: arm counts (override)")
+    p.add_argument("--parties", type=int, nargs="+", help="figs 3-4: feature-holder counts (override)")
+    p.add_argument("--values", type=int, nargs="+", help="figs 7-8: precision bits / Newton steps")
+    p.add_argument("--out", type=Path, default=Path("runs/figures"))
+    args = p.parse_args(argv)
+    if args.steps is None:
+        args.steps = 5_000 if args.full else 200
+    FIGURES[args.figure](args)
+
+
+if __name__ == "__main__":
+    main()

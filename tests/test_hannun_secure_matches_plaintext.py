@@ -1,0 +1,59 @@
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hannun_inproc import run_hannun
+from mpcbandit.data import data_root
+from mpcbandit.protocols.hannun import plaintext
+
+HAVE_MNIST = (data_root() / "mnist" / "train-images-idx3-ubyte.gz").exists()
+
+
+def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_budget(tmp_path):
+    out = tmp_path / "run"
+    subprocess.run([sys.executable, "-m", "mpcbandit", "run", "configs/hannun-synthetic.toml",
+                    "--out", str(out), "--set", "hannun.iterations=60"], check=True,
+                   capture_output=True, timeout=300)
+    s = json.loads((out / "summary.json").read_text())
+    assert len(s["arms"]) == 60 and len(s["parties"]) == 5
+    assert s["agreement_with_plaintext"] >= 0.999
+    assert s["cumulative_reward"] == s["plaintext_cumulative_reward"]
+    # the schedule: 1 prefix + 1 + exp(8) + Newton(7 + 2) + 2 + 1 update, plus the first context
+    assert s["critical_rounds_per_iteration"] == pytest.approx(22 + 1 / 60)
+    assert s["online_bytes_per_iteration_feature_holder"] <= 150_000
+    assert {p["role"] for p in s["parties"]} == {"feature_holder", "arm_puller", "reward_holder", "dealer"}
+    assert len({p["pid"] for p in s["parties"]}) == 5
+
+
+@pytest.mark.parametrize("overrides", [
+    ["hannun.iterations=300", "hannun.epsilon=0.2", "hannun.arms=5", "hannun.dims=8", "seed=3"],
+    ["hannun.iterations=40", "hannun.feature_holders=3", "hannun.dims=9", "seed=4"],
+    ["hannun.iterations=40", "hannun.reinvert_every=10", "hannun.regularizer=0.5", "seed=5"],
+    pytest.param(["hannun.iterations=40", "hannun.data=kmeans", "hannun.arms=12", "seed=6"],
+                 marks=pytest.mark.skipif(not HAVE_MNIST, reason="MNIST not found")),
+], ids=["two-holders-300-steps", "three-holders-paper-truncation", "reinversion-and-regularizer",
+        "kmeans-bernoulli-rewards"])
+def test_inprocess_secure_run_equals_plaintext(overrides):
+    cfg, results, _, _ = run_hannun(overrides)
+    arms = np.array(results["arm_puller.0"]["arms"])
+    ref = np.array(plaintext(cfg)["arms"])
+    assert len(arms) == cfg.section.iterations
+    assert np.mean(arms == ref) >= 0.999
+
+
+@pytest.mark.parametrize("init,arms,rounds", [
+    ("paper", 10, 22),   # 1 + [1 + exp 8 + Newton 7+2 + 2] + 1: the reciprocal chain is longest
+    ("linear", 10, 16),  # 1 + [1 + argmax 7+ceil(log2 9) + open 1 + o_t 1] + 1
+    ("linear", 5, 14),   # argmax 7 + ceil(log2 4); the Newton chain is as long
+])
+def test_rounds_per_step_follow_the_schedule(init, arms, rounds):
+    steps = 12
+    cfg, results, _, chans = run_hannun([f"hannun.iterations={steps}", f"hannun.reciprocal_init={init}",
+                                         f"hannun.arms={arms}", "hannun.dims=6", "seed=7"])
+    assert results["arm_puller.0"]["arms"] == plaintext(cfg)["arms"]
+    online = results["feature_holder.0"]["online"]
+    assert online["rounds"] == rounds * steps + 1  # + sharing the first context
+    assert chans["feature_holder.1"].stats.op("hannun").rounds == rounds * steps + 1

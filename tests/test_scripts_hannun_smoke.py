@@ -1,0 +1,49 @@
+"""Every hannun script runs at a tiny size and writes its CSV (and PNG when matplotlib is there)."""
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _run(tmp_path: Path, *args: str) -> None:
+    subprocess.run([sys.executable, *args, "--out", str(tmp_path)], check=True,
+                   capture_output=True, timeout=300)
+
+
+def _rows(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_bench_hannun_tiny(tmp_path):
+    _run(tmp_path, "scripts/bench_hannun.py", "--arms", "3", "--nets", "none", "--iterations", "4")
+    (row,) = _rows(tmp_path / "bench_hannun.csv")
+    assert row["arms"] == "3" and float(row["agreement"]) == 1.0
+    assert float(row["rounds_per_iteration"]) > 0 and float(row["online_kb_sent"]) > 0
+
+
+@pytest.mark.parametrize("fig", ["fig1", "fig2", "fig5"])
+def test_reward_figures_tiny(tmp_path, fig):
+    _run(tmp_path, "scripts/hannun_fig_reward.py", fig, "--steps", "40", "--runs", "1",
+         "--data", "synthetic")
+    assert len(_rows(tmp_path / f"hannun_{fig}.csv")) > 0
+
+
+def test_membership_figure_tiny(tmp_path):
+    _run(tmp_path, "scripts/hannun_fig_membership.py", "--steps", "60", "--runs", "1",
+         "--sample", "20", "--data", "synthetic")
+    rows = _rows(tmp_path / "hannun_fig6.csv")
+    assert {r["epsilon"] for r in rows} == {"0.0", "0.01", "0.1", "0.5"}
+    assert all(-1.0 <= float(r["advantage"]) <= 1.0 for r in rows)
+
+
+@pytest.mark.parametrize("fig,extra", [("fig3", ["--arms", "3"]),
+                                       ("fig4", ["--arms", "3", "--parties", "3"]),
+                                       ("fig7", ["--values", "16"]),
+                                       ("fig8", ["--values", "2"])])
+def test_secure_figures_tiny(tmp_path, fig, extra):
+    _run(tmp_path, "scripts/hannun_fig_secure.py", fig, "--steps", "3", "--data", "synthetic", *extra)
+    assert len(_rows(tmp_path / f"hannun_{fig}.csv")) >= 1
