@@ -22,7 +22,9 @@ from mpcbandit.config import load_config  # noqa: E402
 
 #: (profile or None for the default experiment, service-name prefix, config)
 EXPERIMENTS = [
-    (None, "", "configs/demo-sum.toml"),
+    (None, "", "configs/hannun-synthetic.toml"),
+    ("samba", "samba-", "configs/samba-synthetic.toml"),
+    ("demo", "demo-", "configs/demo-sum.toml"),
 ]
 BASE_PORT = 7000
 
