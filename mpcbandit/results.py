@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
 
 from mpcbandit.config import NET_PRESETS, Config
 
-__all__ = ["PARTY_KEYS", "build_summary", "estimate_seconds", "format_summary", "write_summary"]
+__all__ = ["PARTY_KEYS", "build_summary", "estimate_seconds", "format_summary", "write_summary",
+           "write_csv"]
 
 PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "messages", "bytes_sent",
               "bytes_received", "compute_s", "wait_s", "by_op")
@@ -80,3 +82,14 @@ def format_summary(s: dict) -> str:
         est = s["estimate_s"]
         lines.append(f"analytic estimate: lan {est['lan']:.3f} s, wan {est['wan']:.3f} s")
     return "\n".join(lines)
+
+
+def write_csv(path: Path, rows: list[dict], columns: list[str] | None = None) -> Path:
+    """Write rows (dicts) as CSV with a header; columns default to the first row's keys."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns or list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path

@@ -10,7 +10,6 @@ Writes DIR/bench_hannun.csv and .json.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 
 CONFIG = ROOT / "configs" / "hannun-synthetic.toml"
@@ -79,11 +79,7 @@ def main(argv=None) -> None:
     iterations = 2_000 if args.full else args.iterations
     rows = [bench_one(a, n, net, iterations, args.out, args.sets)
             for a in args.arms for n in args.parties for net in args.nets]
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "bench_hannun.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(args.out / "bench_hannun.csv", rows, COLUMNS)
     (args.out / "bench_hannun.json").write_text(json.dumps(rows, indent=1))
     print_table(rows)
     print(f"wrote {args.out / 'bench_hannun.csv'}")

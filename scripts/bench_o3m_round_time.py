@@ -12,7 +12,6 @@ bytes per round, and whether the arms equal the plaintext run's. Writes round_ti
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "o3m-synthetic.toml"
@@ -67,10 +67,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
               f"{r['max_theta_norm_diff']:>9.1e}")
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "round_time.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(path, rows)
     print(f"wrote {path}")
     return rows
 

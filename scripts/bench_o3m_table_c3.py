@@ -27,7 +27,6 @@ Writes table_c3.csv.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import os
 import sys
@@ -38,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.bandits.linear import LinearBandit, ucb_scores  # noqa: E402
 from mpcbandit.config import NET_PRESETS  # noqa: E402
 from mpcbandit.crypto.orthogonal_mask import (  # noqa: E402
@@ -327,10 +327,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
               f"MPC: {r['mpc_note']}")
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "table_c3.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(path, rows)
     print(f"wrote {path}")
     return rows
 

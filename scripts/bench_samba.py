@@ -15,10 +15,7 @@ Writes times.csv, rewards.csv, shares.csv in --out; plot with scripts/plot_samba
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-import random
-import socket
 import sys
 import tempfile
 import time
@@ -27,9 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.errors import PartyFailed  # noqa: E402
-from mpcbandit.launch import run_local  # noqa: E402
+from mpcbandit.launch import pick_base_port, run_local  # noqa: E402
 from mpcbandit.protocols.samba import plaintext  # noqa: E402
 
 SIX = ["epsilon-greedy", "epsilon-decreasing", "ucb", "thompson", "softmax", "pursuit"]
@@ -47,34 +45,13 @@ def _overrides(algorithm: str, budget: int, arms: int, net: str, extra: list[str
             f"run.net={net}", *extra]
 
 
-def _base_port(count: int) -> int:
-    """Consecutive free ports below Linux's ephemeral range (32768+): with 100+ processes
-    connecting, an ephemeral source port could otherwise take a party's port first."""
-    rng = random.SystemRandom()
-    for _ in range(200):
-        base = rng.randrange(20000, 32768 - count)
-        try:
-            socks = []
-            for port in range(base, base + count):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise OSError(f"no {count} consecutive free ports in 20000..32767")
-
-
 def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,
                  extra: list[str], attempts: int = 3) -> dict:
     """One secure run with K + 3 processes: wall, core loop, per-step time, CPU per role."""
     for attempt in range(attempts):
         with tempfile.TemporaryDirectory(prefix="samba-bench-") as out:
             load = os.getloadavg()[0]
-            ports = [f"network.base_port={_base_port(arms + 3)}"]
+            ports = [f"network.base_port={pick_base_port('127.0.0.1', arms + 3)}"]
             try:
                 s = run_local(CONFIGS[dataset], _overrides(algorithm, budget, arms, net, extra + ports),
                               Path(out), echo=lambda *a: None)
@@ -105,10 +82,7 @@ def plaintext_point(dataset: str, algorithm: str, budget: int, arms: int,
 def _write(path: Path, rows: list[dict]) -> None:
     if not rows:
         return
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(path, rows)
 
 
 def _table(rows: list[dict], cols: list[str]) -> str:

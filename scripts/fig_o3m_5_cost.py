@@ -19,7 +19,6 @@ Writes fig_o3m_5.csv and fig_o3m_5.png.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import time
@@ -32,6 +31,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.bandits.linear import LinearBandit  # noqa: E402
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.crypto.orthogonal_mask import block_offsets, column_blocks, haar_orthogonal  # noqa: E402
@@ -161,10 +161,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                              "comm_gb_measured": measured_b / 1e9 if measured_b else None})
     args.out.mkdir(parents=True, exist_ok=True)
     csv_path = args.out / "fig_o3m_5.csv"
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(csv_path, rows)
     print(f"Figure 5: M = {M}, T = {T}; analytic = App. C op counts, measured = our code, "
           f"fastest of {args.rounds} alternating rounds per cell, one process, load average "
           f"{os.getloadavg()[0]:.2f}")

@@ -17,7 +17,6 @@ Prints the measured errors and writes CSV.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc  # noqa: E402
 from mpcbandit.protocols.o3m import participant_stream  # noqa: E402
@@ -109,10 +109,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                   f"{res['recovered_1e-6']:>10.1%}")
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "o3m_leakage.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(path, rows)
     print("recovered = share of all T*K contexts of that participant rebuilt to 1e-6 relative "
           "error (with n < d_j pairs only the n known ones are)")
     print(f"wrote {path}")
