@@ -138,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     _write(args.out / "shares.csv", shares)
 
     rewards = []
-    marks = sorted({*args.n_list, args.reward_n, *range(args.reward_n // 5, args.reward_n + 1, args.reward_n // 5)})
-    for d in args.datasets:
+    step = max(args.reward_n // 5, 1)
+    marks = sorted({*args.n_list, args.reward_n, *range(step, args.reward_n + 1, step)})
+    for d in args.datasets if args.reward_n > 0 else []:  # --reward-n 0: no reward curve
         for a in args.algorithms:
             _, ref = plaintext_point(d, a, args.reward_n, args.k_max, extra)
             cum, total = [], 0
