@@ -162,10 +162,6 @@ class NetSpec:
     one_way_s: float
     bytes_per_s: float | None
 
-    @property
-    def rtt_s(self) -> float:
-        return 2 * self.one_way_s
-
 
 @dataclass(frozen=True)
 class RunSection:

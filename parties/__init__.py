@@ -52,7 +52,6 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     try:
         link.hello(cfg.run.startup_s)
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
-                           out_dir=result_path.parent if result_path else None,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
                            checkpoint_every=checkpoint_every, resume_from=resume_from)
         record = run_timed(proto.run_role, ctx)

@@ -40,8 +40,8 @@ def record_ap_view(cfg) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
     def observe(name, chan):
         inner = chan.exchange
 
-        def exchange(label, send=None, recv=()):
-            got = inner(label, send=send, recv=recv)
+        def exchange(label, send=None, recv=(), **kw):
+            got = inner(label, send=send, recv=recv, **kw)
             if name == "ap.0" and label == "contexts":
                 for peer, body in got.items():
                     seen.setdefault(int(peer.split(".")[1]), []).append(body)

@@ -1,6 +1,8 @@
 """Find and watch the party processes a launcher started (for fault tests)."""
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,3 +63,28 @@ def wait_for_progress(progress_dir: Path, minimum: int, timeout: float = 60.0) -
 def reap_check(pids) -> list[int]:
     """The pids that are still alive."""
     return [p for p in pids if alive(p) and p != os.getpid()]
+
+
+def start_run(*args, out: Path) -> subprocess.Popen:
+    """`mpcbandit run ARGS --out OUT` as a child process with the repo on its path."""
+    repo = Path(__file__).resolve().parents[1]
+    return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *map(str, args), "--out", str(out)],
+                            cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def kill_party(launcher: subprocess.Popen, pid: int, sig: int, timeout: float) -> tuple[str, float]:
+    """Send sig to a party, wait for the launcher to end; its stderr and the seconds it took.
+
+    The launcher is killed if it outlives timeout (the test then fails on its return code).
+    """
+    t0 = time.monotonic()
+    try:
+        os.kill(pid, sig)
+        _, err = launcher.communicate(timeout=timeout)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+            err = ""
+    return err, time.monotonic() - t0

@@ -31,15 +31,15 @@ class Recorder:
     def __getattr__(self, name):
         return getattr(self._chan, name)
 
-    def exchange(self, label, send=None, recv=()):
+    def exchange(self, label, send=None, recv=(), *, deadline_s=None):
         if send and self._tamper:
             send = {p: self._tamper(label, p, b) for p, b in send.items()}
-        out = self._chan.exchange(label, send=send, recv=recv)
+        out = self._chan.exchange(label, send=send, recv=recv, deadline_s=deadline_s)
         self.log.extend((label, p, b) for p, b in out.items())
         return out
 
     def send(self, label, peer, body):
         self.exchange(label, send={peer: body})
 
-    def recv(self, label, peer):
-        return self.exchange(label, recv=(peer,))[peer]
+    def recv(self, label, peer, *, deadline_s=None):
+        return self.exchange(label, recv=(peer,), deadline_s=deadline_s)[peer]

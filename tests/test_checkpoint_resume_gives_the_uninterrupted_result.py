@@ -2,32 +2,20 @@
 uninterrupted run at the same seed."""
 
 import json
-import os
 import signal
-import subprocess
-import sys
 
-from conftest import REPO
-from partyprocs import party_pids, wait_for_progress
+from partyprocs import kill_party, party_pids, start_run, wait_for_progress
 
 ITERATIONS = 1500
 
 
 def test_killed_run_resumes_to_the_same_final_result(cli, tmp_path):
     out = tmp_path / "run"
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "mpcbandit", "run", "configs/demo-sum.toml", "--out", str(out),
-         "--seed", "9", "--set", f"demo.iterations={ITERATIONS}", "--set", "demo.length=8",
-         "--set", "run.deadline_s=15", "--checkpoint-every", "25"],
-        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_progress(out / "progress", minimum=300)
-        os.kill(party_pids(launcher.pid)["compute.0"], signal.SIGKILL)
-        _, err = launcher.communicate(timeout=30)
-    finally:
-        if launcher.poll() is None:
-            launcher.kill()
+    launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", f"demo.iterations={ITERATIONS}",
+                         "--set", "demo.length=8", "--set", "run.deadline_s=15",
+                         "--checkpoint-every", "25", out=out)
+    wait_for_progress(out / "progress", minimum=300)
+    err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
     assert launcher.returncode != 0 and "compute.0" in err
     assert not (out / "summary.json").exists()
     ckpt = out / "checkpoints" / "output.0"

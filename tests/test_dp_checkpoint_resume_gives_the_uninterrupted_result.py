@@ -2,15 +2,11 @@
 with exactly the result of an uninterrupted run at the same seed (seeded noise)."""
 
 import json
-import os
 import signal
-import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO
-from partyprocs import party_pids, wait_for_progress
+from partyprocs import kill_party, party_pids, start_run, wait_for_progress
 
 EVERY = 10
 
@@ -35,18 +31,9 @@ def settings(section, horizon, seed=5):
 def test_killed_dp_run_resumes_to_the_uninterrupted_result(cli, tmp_path, case):
     config, section, horizon, kill_after, victim = CASES[case]
     out = tmp_path / "run"
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "mpcbandit", "run", config, "--out", str(out),
-         *settings(section, horizon), "--checkpoint-every", str(EVERY)],
-        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_progress(out / "progress", minimum=kill_after)
-        os.kill(party_pids(launcher.pid)[victim], signal.SIGKILL)
-        _, err = launcher.communicate(timeout=30)
-    finally:
-        if launcher.poll() is None:
-            launcher.kill()
+    launcher = start_run(config, *settings(section, horizon), "--checkpoint-every", EVERY, out=out)
+    wait_for_progress(out / "progress", minimum=kill_after)
+    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=30)
     assert launcher.returncode != 0 and victim in err, err
     assert not (out / "summary.json").exists()
 

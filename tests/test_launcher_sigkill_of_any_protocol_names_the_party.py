@@ -1,25 +1,24 @@
-"""For every protocol on main, a central party SIGKILLed mid-run: `mpcbandit run` exits
-non-zero within deadline + 5 s naming it, and no party process survives."""
+"""For every protocol on main, a central party SIGKILLed mid-run (and the dealer while it
+serves): `mpcbandit run` exits non-zero within deadline + 5 s naming it, and no party process
+survives."""
 
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import REPO
-from partyprocs import party_pids, reap_check, wait_for_progress
+from partyprocs import kill_party, party_pids, reap_check, start_run, wait_for_progress
 
 DEADLINE_S = 6.0
 LONG = "10000000"
+MPCOPS = ["configs/mpc-ops.toml", "--set", 'mpcops.ops=["mul", "lt"]',
+          "--set", "mpcops.repeats=100000", "--set", "mpcops.arms=[10]"]
 
-# protocol -> (config and settings for a run far longer than the test, victim, parties)
+# case -> (config and settings for a run far longer than the test, victim, parties)
 CASES = {
     "demo": (["configs/demo-sum.toml", "--set", f"demo.iterations={LONG}"], "compute.0", 6),
-    "mpcops": (["configs/mpc-ops.toml", "--set", 'mpcops.ops=["mul", "lt"]',
-                "--set", "mpcops.repeats=100000", "--set", "mpcops.arms=[10]"], "compute.0", 3),
+    "mpcops": (MPCOPS, "compute.0", 3),
+    "mpcops-dealer": (MPCOPS, "dealer.0", 3),
     "jdp": (["configs/jdp-synthetic.toml", "--set", f"jdp.horizon={LONG}"], "privatizer.0", 3),
     "feducb": (["configs/feducb-synthetic.toml", "--set", f"feducb.horizon={LONG}"],
                "controller.0", 5),
@@ -43,23 +42,12 @@ def wait_under_way(launcher, out, parties):
     return pids
 
 
-@pytest.mark.parametrize("protocol", sorted(CASES))
-def test_sigkill_of_a_central_party_is_named_and_nothing_survives(tmp_path, protocol):
-    args, victim, parties = CASES[protocol]
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "mpcbandit", "run", *args, "--out", str(tmp_path),
-         "--set", f"run.deadline_s={DEADLINE_S}"],
-        cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        pids = wait_under_way(launcher, tmp_path, parties)
-        t0 = time.monotonic()
-        os.kill(pids[victim], signal.SIGKILL)
-        _, err = launcher.communicate(timeout=DEADLINE_S + 5)
-        elapsed = time.monotonic() - t0
-    finally:
-        if launcher.poll() is None:
-            launcher.kill()
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_sigkill_of_a_central_party_is_named_and_nothing_survives(tmp_path, case):
+    args, victim, parties = CASES[case]
+    launcher = start_run(*args, "--set", f"run.deadline_s={DEADLINE_S}", out=tmp_path)
+    pids = wait_under_way(launcher, tmp_path, parties)
+    err, elapsed = kill_party(launcher, pids[victim], signal.SIGKILL, timeout=DEADLINE_S + 5)
     assert launcher.returncode != 0
     assert elapsed <= DEADLINE_S + 5
     assert f"party '{victim}'" in err and "SIGKILL" in err, err

@@ -10,8 +10,8 @@ def spy(eng, log):
     """Record every body this party receives, by label."""
     real = eng.chan.exchange
 
-    def exchange(label, send=None, recv=()):
-        got = real(label, send=send, recv=recv)
+    def exchange(label, send=None, recv=(), **kw):
+        got = real(label, send=send, recv=recv, **kw)
         for peer, body in got.items():
             log.setdefault(label, []).append((peer, body))
         return got

@@ -14,8 +14,8 @@ def test_ap_receives_only_masked_contexts_and_rewards():
     def observe(name, chan):
         inner = chan.exchange
 
-        def exchange(label, send=None, recv=()):
-            got = inner(label, send=send, recv=recv)
+        def exchange(label, send=None, recv=(), **kw):
+            got = inner(label, send=send, recv=recv, **kw)
             if name == "ap.0":
                 received.extend((label, peer, body) for peer, body in got.items())
             elif label == "mask" and "pmg.0" in got:
@@ -63,10 +63,10 @@ def test_malformed_masked_contexts_are_rejected_naming_peer_and_tag():
             return
         inner = chan.exchange
 
-        def exchange(label, send=None, recv=()):
+        def exchange(label, send=None, recv=(), **kw):
             if label == "contexts":  # a PP that sends its raw (K x d_j) slice instead
                 send = {p: b[:, :20] for p, b in send.items()}
-            return inner(label, send=send, recv=recv)
+            return inner(label, send=send, recv=recv, **kw)
         chan.exchange = exchange
 
     with pytest.raises(ProtocolError) as e:

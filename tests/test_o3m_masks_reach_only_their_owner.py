@@ -13,8 +13,8 @@ def _recording(log):
     def observe(name, chan):
         inner = chan.exchange
 
-        def exchange(label, send=None, recv=()):
-            got = inner(label, send=send, recv=recv)
+        def exchange(label, send=None, recv=(), **kw):
+            got = inner(label, send=send, recv=recv, **kw)
             for peer, body in got.items():
                 log.append((name, label, peer, body))
             return got

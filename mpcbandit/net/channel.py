@@ -60,8 +60,12 @@ class Channel:
     # ------------------------------------------------------------ public API
 
     def exchange(self, label: str, send: Mapping[str, Any] | None = None,
-                 recv: Iterable[str] = ()) -> dict[str, Any]:
-        """One round: send each peer its message, then receive one message from each in recv."""
+                 recv: Iterable[str] = (), *, deadline_s: float | None = None) -> dict[str, Any]:
+        """One round: send each peer its message, then receive one message from each in recv.
+
+        deadline_s overrides the channel's deadline for this round's receives (a wait that is
+        legitimately long, such as a set-up step or a result at the end of a run).
+        """
         st = self.stats.op(label)
         if send:
             for peer, body in send.items():
@@ -70,7 +74,7 @@ class Channel:
         t1 = time.perf_counter()
         out = {}
         for peer in recv:
-            out[peer], nbytes = self._receive(label, peer)
+            out[peer], nbytes = self._receive(label, peer, deadline_s or self.deadline_s)
             st.bytes_received += nbytes
         t2 = time.perf_counter()
         st.rounds += 1
@@ -83,9 +87,9 @@ class Channel:
         """A round that only sends body to peer."""
         self.exchange(label, send={peer: body})
 
-    def recv(self, label: str, peer: str) -> Any:
+    def recv(self, label: str, peer: str, *, deadline_s: float | None = None) -> Any:
         """A round that only receives from peer."""
-        return self.exchange(label, recv=(peer,))[peer]
+        return self.exchange(label, recv=(peer,), deadline_s=deadline_s)[peer]
 
     def receive_any(self, label: str, senders: Iterable[str]) -> tuple[str, Any]:
         """One round: the next label message from whichever of senders delivers first."""
@@ -136,13 +140,13 @@ class Channel:
         self.link.send(peer, tag_b, frames)
         return len(tag_b) + frames_nbytes(frames)
 
-    def _receive(self, label: str, peer: str) -> tuple[Any, int]:
+    def _receive(self, label: str, peer: str, deadline_s: float) -> tuple[Any, int]:
         tag = self._tag(label, peer, self._count_in)
-        deadline = time.perf_counter() + self.deadline_s
+        deadline = time.perf_counter() + deadline_s
         while (peer, tag) not in self._buffer:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
-                raise PeerTimeout(peer, tag, self.deadline_s)
+                raise PeerTimeout(peer, tag, deadline_s)
             self._pump(remaining)
         return self._take(label, peer)
 

@@ -63,7 +63,6 @@ class PartyContext:
     role: str
     index: int
     chan: Channel
-    out_dir: Path | None = None
     progress_path: Path | None = None
     checkpoint_dir: Path | None = None
     checkpoint_every: int = 0

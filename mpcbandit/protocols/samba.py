@@ -149,11 +149,7 @@ def _recv_setup(ctx: PartyContext, label: str, peer: str):
     """A set-up receive: it waits for DC's Paillier key generation and every party's start, so
     it may take up to run.startup_s (not just run.deadline_s) on a loaded machine."""
     chan = ctx.chan
-    deadline, chan.deadline_s = chan.deadline_s, max(chan.deadline_s, ctx.config.run.startup_s)
-    try:
-        return chan.recv(label, peer)
-    finally:
-        chan.deadline_s = deadline
+    return chan.recv(label, peer, deadline_s=max(chan.deadline_s, ctx.config.run.startup_s))
 
 
 def _algorithm_from(setup, peer: str) -> tuple[int, Algorithm]:
@@ -203,8 +199,8 @@ def _data_client(ctx: PartyContext) -> dict:
     chan.send("setup", CONTROLLER0, {"budget": s.budget, "algorithm": s.algorithm,  # (0)
                                      "params": s.params, "paillier_n": pk.n})
     # DC is idle for the whole run: its one wait may last deadline_s per core iteration
-    chan.deadline_s *= 1 + s.budget * ALGORITHMS[s.algorithm].iterations
-    total = chan.recv("sum", CONTROLLER0)                                           # (7)
+    whole_run = chan.deadline_s * (1 + s.budget * ALGORITHMS[s.algorithm].iterations)
+    total = chan.recv("sum", CONTROLLER0, deadline_s=whole_run)                     # (7)
     try:
         cumulative = paillier.decrypt(sk, total)
     except ValueError as e:
