@@ -172,7 +172,8 @@ class RunSection:
     net: str | dict[str, float] = spec("none", doc="none | lan | wan | {one_way_ms, mbit_s}")
     security: str = spec("curve", choices=("none", "curve"),
                          doc="CurveZMQ on every socket unless 'none' (local tests only)")
-    keys_dir: str = spec("", doc="CURVE keys from `mpcbandit keys`; `run` makes fresh ones if empty")
+    keys_dir: str = spec("", local=True,
+                         doc="CURVE keys from `mpcbandit keys`; `run` makes fresh ones if empty")
     max_message_mb: float = spec(256.0, min=0.001, max=2048.0)
 
     def validate(self, path: str) -> None:

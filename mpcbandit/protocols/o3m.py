@@ -55,7 +55,7 @@ class O3mSection:
     v: float = spec(0.01, min=0.0, doc="LinTS posterior scale v")
     lam: float = spec(1.0, key="lambda", doc="ridge regulariser lambda > 0")
     data: str = spec("synthetic", choices=("synthetic", "criteo"))
-    data_path: str = spec("", doc="criteo log (CSV or TSV); '' = the shared 1,999-row sample")
+    data_path: str = spec("", local=True, doc="criteo log (CSV or TSV); '' = the shared 1,999-row sample")
     baseline: str = spec("central", choices=("central", "partial"),
                          doc="--plaintext: LinUCB/LinTS on all d features, or the first few only")
     partial_features: int = spec(0, min=0, doc="partial baseline width; 0 = the AP's own block")

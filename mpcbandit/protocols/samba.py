@@ -57,7 +57,7 @@ class SambaSection:
     epsilon: float = spec(0.1, min=0.0, max=1.0, doc="exploration probability (epsilon-greedy)")
     tau: float = spec(0.1, min=1e-6, doc="Softmax temperature")
     beta: float = spec(0.1, min=0.0, max=1.0, doc="Pursuit learning rate")
-    data: str = spec("synthetic", doc="'synthetic', or an arm file (K, then one mean per line), "
+    data: str = spec("synthetic", local=True, doc="'synthetic', or an arm file (K, then one mean per line), "
                      "absolute or relative to the data directory ($MPCBANDIT_DATA or ../shared/data)")
     paillier_bits: int = spec(2048, min=128, max=8192, doc="Paillier modulus length")
     fresh_seeds: bool = spec(False, doc="draw the protocol seeds from os.urandom (deployment); "
