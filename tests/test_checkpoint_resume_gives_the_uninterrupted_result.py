@@ -7,13 +7,16 @@ import signal
 from partyprocs import kill_party, party_pids, start_run, wait_for_progress
 
 ITERATIONS = 1500
+# An emulated 2 ms one-way delay makes an iteration take >= 4 ms, so the run is still going
+# (>= 4 s left) when the test has seen 300 iterations and kills a party.
+SLOW_NET = "one_way_ms=2,mbit_s=10000"
 
 
 def test_killed_run_resumes_to_the_same_final_result(cli, tmp_path):
     out = tmp_path / "run"
     launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", f"demo.iterations={ITERATIONS}",
                          "--set", "demo.length=8", "--set", "run.deadline_s=15",
-                         "--checkpoint-every", "25", out=out)
+                         "--net", SLOW_NET, "--checkpoint-every", "25", out=out)
     wait_for_progress(out / "progress", minimum=300)
     err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
     assert launcher.returncode != 0 and "compute.0" in err
