@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import tomllib
 import types
 import typing
@@ -81,11 +82,16 @@ def _check_type(value: Any, tp: Any, path: str) -> Any:
     """Return value coerced to tp (int -> float only) or raise ConfigError."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
+        closest = None
         for alt in typing.get_args(tp):
             try:
                 return _check_type(value, alt, path)
-            except ConfigError:
-                continue
+            except ConfigError as e:
+                # a table or list of the right kind with a bad item: that item's error says more
+                if isinstance(value, typing.get_origin(alt) or type(None)):
+                    closest = e
+        if closest is not None:
+            raise closest
         raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
     if origin is list:
         if not isinstance(value, list):
@@ -101,6 +107,9 @@ def _check_type(value: Any, tp: Any, path: str) -> Any:
         return value
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if tp is float and isinstance(value, float) and not math.isfinite(value):
+        # TOML admits nan and inf; no setting means either (a nan deadline never expires)
+        raise ConfigError(path, f"expected a finite number, got {value!r}")
     if tp is int and isinstance(value, bool):
         raise ConfigError(path, f"expected int, got bool {value!r}")
     if isinstance(tp, type) and isinstance(value, tp):
@@ -384,9 +393,15 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     """Read a TOML config file, apply --set overrides, validate."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(str(path), "config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), "is a folder, not a config file") from None
+    except PermissionError:
+        raise ConfigError(str(path), "config file not readable (permission denied)") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(str(path), f"not UTF-8 text (byte {e.start}): TOML files are UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(path), f"not valid TOML: {e}") from None
     raw = apply_overrides(raw, [parse_override(o) for o in overrides])
