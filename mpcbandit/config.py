@@ -184,6 +184,10 @@ class RunSection:
     keys_dir: str = spec("", local=True,
                          doc="CURVE keys from `mpcbandit keys`; `run` makes fresh ones if empty")
     max_message_mb: float = spec(256.0, min=0.001, max=2048.0)
+    max_wall_s: float = spec(0.0, min=0.0, local=True,
+                             doc="`run` stops the parties after this long (0: no cap); a run "
+                                 "where no party progresses for startup_s + 4 x deadline_s "
+                                 "is stopped anyway")
 
     def validate(self, path: str) -> None:
         self.net_spec(path)

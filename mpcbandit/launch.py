@@ -156,6 +156,65 @@ class _Progress:
             self.echo(line)
 
 
+class _Watchdog:
+    """Stops a run that no longer moves: no party progressed for too long, or the wall cap passed.
+
+    Every receive of a party has a deadline, so a healthy run reports progress at least every
+    few deadlines; a run where nobody does is stuck (spinning or frozen parties) and is stopped
+    with the party that lags named.
+    """
+
+    def __init__(self, cfg: Config, paths: dict[str, Path]):
+        self.paths = paths
+        self.stall_s = cfg.run.startup_s + 4 * cfg.run.deadline_s
+        self.max_wall_s = cfg.run.max_wall_s
+        self.start = self.moved = time.monotonic()
+        self.seen: dict[str, str] = {}
+
+    def check(self, procs: dict[str, subprocess.Popen]) -> None:
+        """Raise PartyFailed naming the lagging party when the run is stuck or over its cap."""
+        now = time.monotonic()
+        for name, path in self.paths.items():
+            try:
+                text = path.read_text()
+            except OSError:
+                continue
+            if self.seen.get(name) != text:
+                self.seen[name], self.moved = text, now
+        if self.max_wall_s and now - self.start > self.max_wall_s:
+            why = f"the run exceeded run.max_wall_s = {self.max_wall_s:g} s"
+        elif now - self.moved > self.stall_s:
+            why = (f"no party progressed for {now - self.moved:.0f} s (limit run.startup_s + "
+                   f"4 x run.deadline_s = {self.stall_s:g} s)")
+        else:
+            return
+        states = {n: self._state(n, p) for n, p in procs.items() if p.poll() is None}
+        lagging = min(states, key=lambda n: (self._iteration(n), states[n] != "running"))
+        others = ", ".join(f"{n} {self._where(n)} ({states[n]})"
+                           for n in sorted(states) if n != lagging)
+        raise PartyFailed(lagging, f"(pid {procs[lagging].pid}) stuck {self._where(lagging)} "
+                          f"({states[lagging]}): {why}; stopped all parties"
+                          + (f"; others: {others}" if others else ""))
+
+    def _where(self, name: str) -> str:
+        it = self._iteration(name)
+        return f"at iteration {it}" if it >= 0 else "before its first iteration"
+
+    def _iteration(self, name: str) -> int:
+        try:
+            return int(self.seen[name].split()[0])
+        except (KeyError, ValueError, IndexError):
+            return -1  # never reported
+
+    @staticmethod
+    def _state(name: str, proc: subprocess.Popen) -> str:
+        try:
+            code = Path(f"/proc/{proc.pid}/stat").read_text().split(") ", 1)[1][0]
+        except (OSError, IndexError):
+            return "unknown"
+        return {"R": "running", "S": "waiting", "D": "in I/O", "T": "stopped"}.get(code, code)
+
+
 def common_checkpoint(out_dir: Path, names: list[str]) -> int:
     """The last iteration every party checkpointed in out_dir."""
     sets = [set(checkpoint_iterations(out_dir / "checkpoints" / n)) for n in names]
@@ -249,6 +308,7 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
                                                  preexec_fn=_die_with_parent)
             files[p.name] = (result, log)
         progress = _Progress([out_dir / "progress" / p.name for p in parties], echo)
+        watchdog = _Watchdog(cfg, {p.name: out_dir / "progress" / p.name for p in parties})
         last_prune = time.monotonic()
         while True:
             failed = [(n, p.returncode) for n, p in procs.items()
@@ -261,6 +321,7 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
             if all(p.returncode == 0 for p in procs.values()):
                 break
             progress.show()
+            watchdog.check(procs)
             if checkpoint_every and time.monotonic() - last_prune > 1.0:
                 prune_checkpoints(out_dir, [p.name for p in parties])
                 last_prune = time.monotonic()
