@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 import traceback
@@ -48,6 +49,8 @@ _net_opt = click.option("--net", default=None, metavar="NET",
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """mpcbandit: privacy-preserving bandit protocols, one OS process per party."""
+    # results, logs, keys and checkpoints are private data: no file of ours is group/world readable
+    os.umask(0o077)
 
 
 @main.command()
@@ -112,7 +115,8 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
           resume_from: int | None, seed: int | None, net: str | None,
           sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
-    from parties import run_party, write_json_atomic
+    from mpcbandit.files import write_json
+    from parties import run_party
 
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
@@ -126,7 +130,10 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
     except BaseException as e:  # noqa: BLE001 - reported to the launcher, then re-raised as exit
         reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if result is not None:
-            write_json_atomic(result, {"role": role, "index": index, "error": reason})
+            try:
+                write_json(result, {"role": role, "index": index, "error": reason})
+            except MpcBanditError as write_error:
+                click.echo(f"mpcbandit party {role}.{index}: {write_error}", err=True)
         if not isinstance(e, MpcBanditError):
             traceback.print_exc()
         click.echo(f"mpcbandit party {role}.{index} failed: {reason}", err=True)

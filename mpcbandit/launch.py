@@ -22,6 +22,7 @@ from mpcbandit.config import Config, load_config
 from mpcbandit.errors import PartyFailed
 from mpcbandit.net.security import write_keys
 from mpcbandit.errors import MpcBanditError
+from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.protocols import checkpoint_iterations, get_protocol
 from mpcbandit.results import build_summary, format_summary, write_summary
 
@@ -241,10 +242,15 @@ def prune_checkpoints(out_dir: Path, names: list[str]) -> None:
 def resume_run(out_dir: Path, echo=print) -> dict:
     """Continue the run in out_dir from the last iteration all its parties checkpointed."""
     out_dir = Path(out_dir)
+    run_file = out_dir / "run.json"
     try:
-        meta = json.loads((out_dir / "run.json").read_text())
+        meta = json.loads(run_file.read_text())
+        meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every")}
     except FileNotFoundError:
         raise MpcBanditError(f"{out_dir} holds no run to resume (no run.json)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise MpcBanditError(f"{run_file} is damaged ({type(e).__name__}: {e}); cannot resume "
+                             "this run") from None
     cfg = load_config(meta["config"], meta["overrides"])
     start = common_checkpoint(out_dir, [p.name for p in cfg.parties()])
     echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
@@ -258,14 +264,22 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
     """Run every party of the config as a local process; return the summary."""
     overrides = list(overrides)
     cfg = load_config(config_path, overrides)  # every config error surfaces here, before spawning
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if plaintext:
-        return run_plaintext(cfg, out_dir, echo)
-    if resume_from is None:
-        (out_dir / "run.json").write_text(json.dumps(
-            {"config": str(Path(config_path).resolve()), "overrides": overrides,
-             "checkpoint_every": checkpoint_every}, indent=1))
+    out_dir = make_private_dir(Path(out_dir))
+    os.chmod(out_dir, 0o700)  # results, logs and checkpoints hold private data
+    with RunLock(out_dir):
+        if plaintext:
+            return run_plaintext(cfg, out_dir, echo)
+        if resume_from is None:
+            write_json(out_dir / "run.json", {"config": str(Path(config_path).resolve()),
+                                              "overrides": overrides,
+                                              "checkpoint_every": checkpoint_every})
+        return _run_parties(cfg, config_path, overrides, out_dir, echo, checkpoint_every,
+                            resume_from)
+
+
+def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out_dir: Path,
+                 echo, checkpoint_every: int, resume_from: int | None) -> dict:
+    """Spawn every party, watch them to the end, and write the run's summary."""
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
         host = parties[0].address[len("tcp://"):].rpartition(":")[0]
@@ -279,7 +293,7 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
         cfg = load_config(config_path, overrides)
     session = secrets.token_hex(8)
     for sub in ("parties", "logs", "progress"):
-        (out_dir / sub).mkdir(exist_ok=True)
+        make_private_dir(out_dir / sub)
     env = dict(os.environ, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(project_root()), os.environ.get("PYTHONPATH", "")]))
     procs: dict[str, subprocess.Popen] = {}
@@ -302,7 +316,8 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
                         "--checkpoint-every", str(checkpoint_every)]
             if resume_from is not None:
                 cmd += ["--resume-from", str(resume_from)]
-            with open(log, "wb") as logf:
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as logf:
                 procs[p.name] = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
                                                  stdin=subprocess.DEVNULL, env=env,
                                                  preexec_fn=_die_with_parent)

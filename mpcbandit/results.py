@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
 from mpcbandit.config import NET_PRESETS, Config
+from mpcbandit.files import write_json
 
 __all__ = ["PARTY_KEYS", "build_summary", "estimate_seconds", "format_summary", "write_summary",
            "write_csv"]
@@ -58,10 +58,7 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
 
 def write_summary(out_dir: Path, summary: dict) -> Path:
     """Write out_dir/summary.json and return its path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "summary.json"
-    path.write_text(json.dumps(summary, indent=1))
-    return path
+    return write_json(out_dir / "summary.json", summary)
 
 
 def _kb(n: float) -> str:

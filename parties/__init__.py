@@ -3,26 +3,19 @@ write its result. No maths here."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from pathlib import Path
 
 from mpcbandit.config import Config
 from mpcbandit.errors import ConfigError
+from mpcbandit.files import make_private_dir, write_json
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.security import load_curve
 from mpcbandit.net.zmq_link import ZmqLink
 from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
-__all__ = ["run_party", "write_json_atomic"]
-
-
-def write_json_atomic(path: Path, obj: dict) -> None:
-    """Write JSON so a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1))
-    tmp.replace(path)
+__all__ = ["run_party"]
 
 
 def _bind_address(cfg: Config, address: str, name: str) -> str:
@@ -40,6 +33,8 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     """Run one party of cfg to completion and return (and optionally write) its result."""
     proto = get_protocol(cfg.protocol)
     me = cfg.party(role, index)
+    if result_path is not None:
+        make_private_dir(result_path.parent)  # fail before the protocol, not after it
     address_of = {p.name: p.address for p in cfg.parties()}
     peer_names = proto.peers_of(cfg.section, role, index)
     curve = load_curve(cfg.run.keys_dir, me.name, peer_names) if cfg.run.security == "curve" else None
@@ -59,5 +54,5 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
         chan.close()
     result = {**record, "pid": os.getpid(), "host": socket.gethostname(), "address": me.address}
     if result_path is not None:
-        write_json_atomic(result_path, result)
+        write_json(result_path, result)
     return result

@@ -8,7 +8,6 @@ how per-party outputs become the summary. Register it in ``mpcbandit.config.PROT
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 
 from mpcbandit.config import Config, import_protocol_module
 from mpcbandit.errors import MpcBanditError
+from mpcbandit.files import write_private
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.codec import pack_value, unpack_value
 
@@ -103,17 +103,10 @@ class PartyContext:
             return
         if callable(state):
             state = state()
-        folder = self.checkpoint_dir / self.name
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{iteration}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(pack_value({"iteration": iteration, "state": state}, f"checkpoint {self.name}"))
-            f.flush()
-            os.fsync(f.fileno())
         # a party that only sends can run far ahead of the others, so it keeps every
         # checkpoint; the launcher prunes those older than the last one all parties share
-        tmp.replace(folder / f"{iteration}.ckpt")
+        write_private(self.checkpoint_dir / self.name / f"{iteration}.ckpt",
+                      pack_value({"iteration": iteration, "state": state}, f"checkpoint {self.name}"))
 
     def resume(self) -> tuple[int, Any] | None:
         """(iteration, state) to continue from when this run resumes, else None."""
