@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -116,12 +115,13 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
           sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from mpcbandit.files import write_json
+    from mpcbandit.identity import config_digest
     from parties import run_party
 
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
-        if session is None:
-            session = hashlib.sha256(json.dumps(cfg.raw, sort_keys=True).encode()).hexdigest()[:16]
+        if session is None:  # fresh per run all the same: the hello's nonces enter every link's id
+            session = config_digest(cfg)[:16]
         if (checkpoint_every or resume_from is not None) and checkpoint_dir is None:
             raise click.UsageError("--checkpoint-every/--resume-from need --checkpoint-dir")
         out = run_party(cfg, role, index, session=session, result_path=result,

@@ -10,6 +10,8 @@ from pathlib import Path
 from mpcbandit.config import Config
 from mpcbandit.errors import ConfigError
 from mpcbandit.files import make_private_dir, write_json
+from mpcbandit.identity import config_digest, identity_fields
+from mpcbandit.net.handshake import check_same_run, link_sessions, make_greeting, read_greeting
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.security import load_curve
 from mpcbandit.net.zmq_link import ZmqLink
@@ -42,10 +44,18 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
                    {p: address_of[p] for p in peer_names},
                    max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
                    curve=curve, send_timeout_s=cfg.run.deadline_s)
-    chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
-                   max_bytes=cfg.run.max_message_bytes, net=cfg.net)
     try:
-        link.hello(cfg.run.startup_s)
+        mine, wire = make_greeting(config_digest(cfg), identity_fields(cfg))
+        theirs = {p: read_greeting(p, raw) for p, raw in link.hello(cfg.run.startup_s, wire).items()}
+        for peer, greeting in theirs.items():
+            check_same_run(peer, mine, greeting)
+    except BaseException:
+        link.close()
+        raise
+    chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
+                   max_bytes=cfg.run.max_message_bytes, net=cfg.net,
+                   link_sessions=link_sessions(session, me.name, mine, theirs))
+    try:
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
                            checkpoint_every=checkpoint_every, resume_from=resume_from)

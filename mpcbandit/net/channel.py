@@ -37,11 +37,16 @@ class Channel:
     """Rounds of messages between one party and its peers."""
 
     def __init__(self, me: str, peers: Iterable[str], link: Link, *, session: str,
-                 deadline_s: float, max_bytes: int, net: NetSpec | None = None):
+                 deadline_s: float, max_bytes: int, net: NetSpec | None = None,
+                 link_sessions: Mapping[str, tuple[str, str]] | None = None):
+        """link_sessions: per peer, the (outgoing, incoming) session ids agreed in the hello;
+        without it every link uses session."""
         self.me = me
         self.peers = frozenset(peers)
         self.link = link
         self.session = session
+        self._session_out = {p: (link_sessions or {}).get(p, (session, session))[0] for p in self.peers}
+        self._session_in = {p: (link_sessions or {}).get(p, (session, session))[1] for p in self.peers}
         self.deadline_s = deadline_s
         self.max_bytes = max_bytes
         self.stats = RoundStats()
@@ -135,7 +140,8 @@ class Channel:
         self._count_out[(peer, label)] += 1
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
-        frames = encode(Envelope(session=self.session, seq=seq, sender=self.me, tag=tag, body=body))
+        frames = encode(Envelope(session=self._session_out[peer], seq=seq, sender=self.me, tag=tag,
+                                 body=body))
         tag_b = tag.encode()
         self.link.send(peer, tag_b, frames)
         return len(tag_b) + frames_nbytes(frames)
@@ -174,9 +180,10 @@ class Channel:
         if sender not in self.peers:
             raise ProtocolError(sender, tag, f"unknown sender (peers of {self.me}: {sorted(self.peers)})")
         env = decode(frames, sender, tag, self.max_bytes)
-        if env.session != self.session:
-            raise ProtocolError(sender, tag, f"message from session {env.session!r}, "
-                                             f"this run is {self.session!r}")
+        if env.session != self._session_in[sender]:
+            raise ProtocolError(sender, tag, f"message of session {env.session!r}, expected "
+                                             f"{self._session_in[sender]!r}: from another or an "
+                                             "earlier run (replayed), or the peer's --session differs")
         if env.sender != sender:
             raise ProtocolError(sender, tag, f"envelope claims sender {env.sender!r}")
         if env.tag != tag:

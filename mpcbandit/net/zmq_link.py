@@ -13,6 +13,7 @@ refuse an unknown key, and the sender of every message is the party whose key it
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 
@@ -23,12 +24,18 @@ from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses
 
 __all__ = ["ZmqLink", "HELLO_TAG"]
 
+log = logging.getLogger("mpcbandit.net")
+
 HELLO_TAG = b""
 #: messages queued per peer and direction before a sender waits for its reader: parties that
 #: only send (input holders, passive participants) would otherwise run unboundedly ahead
 QUEUE_MESSAGES = 1000
 _ZERO_COPY_BYTES = 64 * 1024
 _HELLO = b"hello"
+#: seconds between "waiting for hello" log lines
+_WAIT_LOG_S = 5.0
+#: refused keys quoted in a hello timeout (the rest are counted)
+_REFUSED_SHOWN = 3
 
 
 class ZmqLink:
@@ -84,27 +91,42 @@ class ZmqLink:
             sock.curve_secretkey = self.curve.keypair.secret
         return sock
 
-    def hello(self, timeout_s: float) -> None:
-        """Greet every peer and wait until every peer has greeted us."""
+    def hello(self, timeout_s: float, greeting: bytes = _HELLO) -> dict[str, bytes]:
+        """Greet every peer with greeting, wait until every peer has greeted us; their greetings."""
         for d in self.dealers.values():
-            d.send_multipart([HELLO_TAG, _HELLO])
-        waiting = set(self.peers)
+            d.send_multipart([HELLO_TAG, greeting])
+        greetings: dict[str, bytes] = {}
         deadline = time.monotonic() + timeout_s
-        while waiting:
-            remaining = deadline - time.monotonic()
+        next_log = time.monotonic()
+        while len(greetings) < len(self.peers):
+            now = time.monotonic()
+            waiting = sorted(set(self.peers) - set(greetings))
+            if now >= next_log:
+                log.info("waiting for hello from %s (%.0f s left)", ", ".join(waiting), deadline - now)
+                next_log = now + _WAIT_LOG_S
+            remaining = min(deadline, next_log) - now
             got = self._recv(remaining) if remaining > 0 else None
             if got is None:
                 if time.monotonic() >= deadline:
-                    err = PeerTimeout(", ".join(sorted(waiting)), "hello", timeout_s)
-                    if self.auth is not None and self.auth.refused:
-                        err.args = (f"{err}; refused connection(s) with unknown CURVE key(s) "
-                                    f"{', '.join(sorted(set(self.auth.refused)))}",)
-                    raise err
+                    raise self._hello_timeout(waiting, timeout_s)
                 continue
             if got[1] == HELLO_TAG:
-                waiting.discard(got[0])
+                if got[0] in self.peers and got[0] not in greetings:
+                    greetings[got[0]] = bytes(got[2][0]) if got[2] else b""
             else:
                 self._pending.append(got)
+        log.info("hello from every peer: %s", ", ".join(sorted(greetings)))
+        return greetings
+
+    def _hello_timeout(self, waiting: list[str], timeout_s: float) -> PeerTimeout:
+        err = PeerTimeout(", ".join(waiting), "hello", timeout_s)
+        refused = sorted(set(self.auth.refused)) if self.auth is not None else []
+        if refused:
+            shown = ", ".join(refused[:_REFUSED_SHOWN])
+            more = f" and {len(refused) - _REFUSED_SHOWN} more" if len(refused) > _REFUSED_SHOWN else ""
+            err.args = (f"{err}; refused {len(refused)} connection(s) with unknown CURVE "
+                        f"key(s): {shown}{more}",)
+        return err
 
     def send(self, peer: str, tag: bytes, frames: list) -> None:
         """Queue [tag, *frames] for peer; waits (at most send_timeout_s) while its queue is full."""
