@@ -41,6 +41,17 @@ _config_arg = click.argument("config", type=click.Path(dir_okay=False, path_type
 _set_opt = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                         help="Override a config value (dotted key, TOML literal); repeatable.")
 _seed_opt = click.option("--seed", type=int, default=None, help="Override the config's seed.")
+_insecure_opt = click.option("--insecure", is_flag=True,
+                             help="Allow run.security = 'none' beyond loopback (never across "
+                                  "organisations: anyone on the network can read and forge).")
+
+
+def _warn_if_insecure(cfg) -> None:
+    if cfg.run.security == "none":
+        click.echo("WARNING: run.security = 'none': messages travel in clear and any local "
+                   "process can pose as a party; for tests on one machine only", err=True)
+
+
 _net_opt = click.option("--net", default=None, metavar="NET",
                         help="Emulated network: none | lan | wan | one_way_ms=MS,mbit_s=MBIT.")
 
@@ -60,13 +71,14 @@ def main() -> None:
 @_net_opt
 @_set_opt
 @click.option("--plaintext", is_flag=True, help="Run the non-private reference instead.")
+@_insecure_opt
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="N",
               help="Every party saves its state every N iterations (for --resume).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Continue the run in this directory from its last checkpoint "
                                  "(its config and options are the run's own).")
 def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
-        sets: tuple[str, ...], plaintext: bool, checkpoint_every: int | None,
+        sets: tuple[str, ...], plaintext: bool, insecure: bool, checkpoint_every: int | None,
         resume_dir: Path | None) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
     from mpcbandit.launch import resume_run, run_local
@@ -82,10 +94,12 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
             return
         overrides = _overrides(sets, seed, net)
         cfg = load_config(config, overrides)
+        if not plaintext:
+            _warn_if_insecure(cfg)
         if out_dir is None:
             out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_local(config, overrides, out_dir, plaintext=plaintext, echo=click.echo,
-                  checkpoint_every=checkpoint_every or 0)
+                  checkpoint_every=checkpoint_every or 0, insecure=insecure)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
 
@@ -106,12 +120,13 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
               help="Save state every N iterations.")
 @click.option("--resume-from", type=click.IntRange(min=0), default=None, metavar="ITERATION",
               help="Continue from this party's checkpoint at ITERATION.")
+@_insecure_opt
 @_seed_opt
 @_net_opt
 @_set_opt
 def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
           progress: Path | None, checkpoint_dir: Path | None, checkpoint_every: int,
-          resume_from: int | None, seed: int | None, net: str | None,
+          resume_from: int | None, insecure: bool, seed: int | None, net: str | None,
           sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from mpcbandit.files import write_json
@@ -120,13 +135,15 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
 
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
+        _warn_if_insecure(cfg)
         if session is None:  # fresh per run all the same: the hello's nonces enter every link's id
             session = config_digest(cfg)[:16]
         if (checkpoint_every or resume_from is not None) and checkpoint_dir is None:
             raise click.UsageError("--checkpoint-every/--resume-from need --checkpoint-dir")
         out = run_party(cfg, role, index, session=session, result_path=result,
                         progress_path=progress, checkpoint_dir=checkpoint_dir,
-                        checkpoint_every=checkpoint_every, resume_from=resume_from)
+                        checkpoint_every=checkpoint_every, resume_from=resume_from,
+                        insecure=insecure)
     except BaseException as e:  # noqa: BLE001 - reported to the launcher, then re-raised as exit
         reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if result is not None:

@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 
 from mpcbandit.config import Config, load_config
-from mpcbandit.errors import PartyFailed
-from mpcbandit.net.security import write_keys
-from mpcbandit.errors import MpcBanditError
+from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
+from mpcbandit.net.security import write_keys
 from mpcbandit.protocols import checkpoint_iterations, get_protocol
 from mpcbandit.results import build_summary, format_summary, write_summary
+from parties import check_security_mode
 
 __all__ = ["run_local", "run_plaintext", "resume_run", "common_checkpoint", "pick_base_port",
            "project_root"]
@@ -245,7 +245,8 @@ def resume_run(out_dir: Path, echo=print) -> dict:
     run_file = out_dir / "run.json"
     try:
         meta = json.loads(run_file.read_text())
-        meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every")}
+        meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every")} | {
+            "insecure": bool(meta.get("insecure", False))}
     except FileNotFoundError:
         raise MpcBanditError(f"{out_dir} holds no run to resume (no run.json)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
@@ -255,15 +256,18 @@ def resume_run(out_dir: Path, echo=print) -> dict:
     start = common_checkpoint(out_dir, [p.name for p in cfg.parties()])
     echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
     return run_local(meta["config"], meta["overrides"], out_dir, echo=echo,
-                     checkpoint_every=meta["checkpoint_every"], resume_from=start)
+                     checkpoint_every=meta["checkpoint_every"], resume_from=start,
+                     insecure=meta["insecure"])
 
 
 def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
               plaintext: bool = False, echo=print, checkpoint_every: int = 0,
-              resume_from: int | None = None) -> dict:
+              resume_from: int | None = None, insecure: bool = False) -> dict:
     """Run every party of the config as a local process; return the summary."""
     overrides = list(overrides)
     cfg = load_config(config_path, overrides)  # every config error surfaces here, before spawning
+    if not plaintext:
+        check_security_mode(cfg, insecure)
     out_dir = make_private_dir(Path(out_dir))
     os.chmod(out_dir, 0o700)  # results, logs and checkpoints hold private data
     with RunLock(out_dir):
@@ -272,13 +276,14 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
         if resume_from is None:
             write_json(out_dir / "run.json", {"config": str(Path(config_path).resolve()),
                                               "overrides": overrides,
-                                              "checkpoint_every": checkpoint_every})
+                                              "checkpoint_every": checkpoint_every,
+                                              "insecure": insecure})
         return _run_parties(cfg, config_path, overrides, out_dir, echo, checkpoint_every,
-                            resume_from)
+                            resume_from, insecure)
 
 
 def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out_dir: Path,
-                 echo, checkpoint_every: int, resume_from: int | None) -> dict:
+                 echo, checkpoint_every: int, resume_from: int | None, insecure: bool) -> dict:
     """Spawn every party, watch them to the end, and write the run's summary."""
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
@@ -316,6 +321,8 @@ def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out
                         "--checkpoint-every", str(checkpoint_every)]
             if resume_from is not None:
                 cmd += ["--resume-from", str(resume_from)]
+            if insecure:
+                cmd.append("--insecure")
             fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as logf:
                 procs[p.name] = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,

@@ -13,11 +13,11 @@ from mpcbandit.files import make_private_dir, write_json
 from mpcbandit.identity import config_digest, identity_fields
 from mpcbandit.net.handshake import check_same_run, link_sessions, make_greeting, read_greeting
 from mpcbandit.net.channel import Channel
-from mpcbandit.net.security import load_curve
+from mpcbandit.net.security import is_loopback, load_curve
 from mpcbandit.net.zmq_link import ZmqLink
 from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
-__all__ = ["run_party"]
+__all__ = ["run_party", "check_security_mode"]
 
 
 def _bind_address(cfg: Config, address: str, name: str) -> str:
@@ -28,11 +28,24 @@ def _bind_address(cfg: Config, address: str, name: str) -> str:
     return f"tcp://*:{port}" if cfg.network.bind == "any" else address
 
 
+def check_security_mode(cfg: Config, insecure: bool) -> None:
+    """Refuse security = 'none' beyond loopback unless the operator said --insecure."""
+    if cfg.run.security != "none" or insecure:
+        return
+    remote = [p.name for p in cfg.parties() if not is_loopback(p.address)]
+    if remote:
+        raise ConfigError("run.security", f"'none' sends shares and keys in clear and lets anyone "
+                          f"pose as a party; it runs only when every party is on loopback "
+                          f"({', '.join(remote[:3])} {'is' if len(remote) == 1 else 'are'} not), "
+                          "or with --insecure")
+
+
 def run_party(cfg: Config, role: str, index: int, *, session: str,
               result_path: Path | None = None, progress_path: Path | None = None,
               checkpoint_dir: Path | None = None, checkpoint_every: int = 0,
-              resume_from: int | None = None) -> dict:
+              resume_from: int | None = None, insecure: bool = False) -> dict:
     """Run one party of cfg to completion and return (and optionally write) its result."""
+    check_security_mode(cfg, insecure)
     proto = get_protocol(cfg.protocol)
     me = cfg.party(role, index)
     if result_path is not None:

@@ -8,6 +8,7 @@ it refuses a throw-away unknown key: CURVE without a running authenticator accep
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import stat
@@ -23,7 +24,7 @@ from zmq.utils.monitor import recv_monitor_message
 from mpcbandit.errors import ConfigError, MpcBanditError
 
 __all__ = ["Keypair", "Roster", "CurveSetup", "write_keys", "load_curve", "SecurityError",
-           "PartyAuthenticator", "check_refuses_unknown_keys"]
+           "PartyAuthenticator", "check_refuses_unknown_keys", "is_loopback"]
 
 ROSTER = "roster.json"
 
@@ -58,6 +59,17 @@ class CurveSetup:
     me: str
     keypair: Keypair
     roster: Roster
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a tcp://host:port address stays on this machine (127.0.0.0/8, ::1, localhost)."""
+    host = address.removeprefix("tcp://").rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve anywhere
 
 
 def _secret_path(keys_dir: Path, name: str) -> Path:

@@ -1,0 +1,51 @@
+"""security = 'none' is for one machine: refused when a party is beyond loopback unless the
+operator says --insecure, warned about whenever it runs; no shipped config turns it on."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from mpcbandit.config import load_config
+from mpcbandit.errors import ConfigError
+from mpcbandit.net.security import is_loopback
+from parties import check_security_mode
+
+
+def test_no_shipped_config_turns_security_off():
+    for path in sorted((REPO / "configs").glob("*.toml")):
+        assert load_config(path).run.security == "curve", path.name
+
+
+@pytest.mark.parametrize("address,expected", [
+    ("tcp://127.0.0.1:7000", True), ("tcp://127.8.9.1:7000", True), ("tcp://localhost:1", True),
+    ("tcp://[::1]:7000", True), ("tcp://10.0.0.2:7000", False), ("tcp://dealer-0:7000", False),
+    ("tcp://0.0.0.0:7000", False),
+])
+def test_loopback_addresses_are_recognised(address, expected):
+    assert is_loopback(address) is expected
+
+
+def test_none_beyond_loopback_is_refused_naming_the_party_unless_insecure():
+    cfg = load_config(REPO / "configs/demo-sum.toml",
+                      ['run.security="none"', 'network.addresses={"compute.1" = "tcp://10.1.2.3:7001"}',
+                       "network.base_port=7100"])
+    with pytest.raises(ConfigError) as e:
+        check_security_mode(cfg, insecure=False)
+    assert e.value.key == "run.security" and "compute.1" in e.value.reason
+    assert "--insecure" in e.value.reason
+    check_security_mode(cfg, insecure=True)  # the operator's explicit choice
+
+
+def test_a_loopback_run_without_security_warns(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "mpcbandit", "run", "configs/demo-sum.toml",
+                           "--set", 'run.security="none"', "--set", "demo.iterations=2",
+                           "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0, done.stderr
+    assert "WARNING: run.security = 'none'" in done.stderr
+    logs = "".join(p.read_text() for p in (Path(tmp_path) / "logs").glob("*.log"))
+    assert "WARNING: run.security = 'none'" in logs  # each party says so in its own log too
