@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import stat
 import threading
 from dataclasses import dataclass
@@ -22,8 +21,10 @@ from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils.monitor import recv_monitor_message
 
 from mpcbandit.errors import ConfigError, MpcBanditError
+from mpcbandit.files import make_private_dir, write_json, write_private
 
-__all__ = ["Keypair", "Roster", "CurveSetup", "write_keys", "load_curve", "SecurityError",
+__all__ = ["Keypair", "Roster", "CurveSetup", "write_keys", "write_party_key", "card_path",
+           "roster_from_cards", "load_curve", "SecurityError",
            "PartyAuthenticator", "check_refuses_unknown_keys", "is_loopback"]
 
 ROSTER = "roster.json"
@@ -76,22 +77,78 @@ def _secret_path(keys_dir: Path, name: str) -> Path:
     return keys_dir / f"{name}.key_secret"
 
 
+def card_path(keys_dir: Path, name: str) -> Path:
+    """Where `mpcbandit keys --party` puts a party's public card."""
+    return keys_dir / f"{name}.card.json"
+
+
+def write_party_key(keys_dir: Path, party) -> dict:
+    """One party's keypair: its secret file (0600, folder 0700) and its public card; the card."""
+    make_private_dir(keys_dir)
+    public, secret = zmq.curve_keypair()
+    write_private(_secret_path(keys_dir, party.name), json.dumps(
+        {"name": party.name, "public": public.decode(), "secret": secret.decode()}))
+    card = {"name": party.name, "role": party.role, "index": party.index,
+            "address": party.address, "public_key": public.decode()}
+    write_json(card_path(keys_dir, party.name), card)
+    return card
+
+
 def write_keys(keys_dir: Path, parties: list) -> Path:
-    """One keypair per party (secret files mode 0600) and a roster; returns the roster path."""
-    keys_dir.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for p in parties:
-        public, secret = zmq.curve_keypair()
-        path = _secret_path(keys_dir, p.name)
-        path.unlink(missing_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump({"name": p.name, "public": public.decode(), "secret": secret.decode()}, f)
-        entries.append({"role": p.role, "index": p.index, "name": p.name,
-                        "address": p.address, "public_key": public.decode()})
-    roster = keys_dir / ROSTER
-    roster.write_text(json.dumps(entries, indent=1))
-    return roster
+    """Every party's keypair in one folder and the roster (local runs only); the roster path."""
+    entries = [write_party_key(keys_dir, p) for p in parties]
+    return write_json(keys_dir / ROSTER, entries)
+
+
+def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
+    """The roster of a run from its parties' public cards: one per party, each matching it."""
+    expected = {p.name: p for p in parties}
+    entries: dict[str, dict] = {}
+    for path in card_files:
+        card = _read_json(Path(path), "card")
+        if not isinstance(card, dict) or set(card) != _CARD_KEYS:
+            raise SecurityError(f"card {path}: expected the keys {', '.join(sorted(_CARD_KEYS))}")
+        name = card["name"]
+        party = expected.get(name)
+        if party is None:
+            raise SecurityError(f"card {path} names party {name!r}, which this config does not "
+                                f"have (parties: {', '.join(expected)})")
+        if name in entries:
+            raise SecurityError(f"card {path}: party {name} has a card already")
+        for key, want in (("role", party.role), ("index", party.index), ("address", party.address)):
+            if card[key] != want:
+                raise SecurityError(f"card {path}: {key} {card[key]!r} differs from the config's "
+                                    f"{want!r} for {name}")
+        try:
+            if len(zmq.utils.z85.decode(card["public_key"].encode())) != 32:
+                raise ValueError("not 32 bytes")
+        except (ValueError, AttributeError, TypeError) as e:
+            raise SecurityError(f"card {path}: public_key is not a z85 CURVE key ({e})") from None
+        entries[name] = card
+    missing = [n for n in expected if n not in entries]
+    if missing:
+        raise SecurityError(f"no card for {', '.join(missing)}: each party's organisation runs "
+                            "`mpcbandit keys CONFIG --party NAME` and sends its card")
+    return [entries[n] for n in expected]
+
+
+_CARD_KEYS = frozenset(("name", "role", "index", "address", "public_key"))
+
+
+def _read_json(path: Path, what: str):
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SecurityError(f"{what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SecurityError(f"{what} {path} is not readable JSON ({type(e).__name__}: {e})") from None
+
+
+def _refuse_writable_by_others(path: Path) -> None:
+    mode = path.stat().st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise SecurityError(f"{path} is writable by group or others (mode {stat.S_IMODE(mode):04o}): "
+                            f"anyone could swap in their keys; fix with: chmod go-w {path}")
 
 
 def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
@@ -109,12 +166,17 @@ def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise SecurityError(f"secret key file {path} is readable by group or others "
                             f"(mode {stat.S_IMODE(mode):04o}); fix with: chmod 600 {path}")
-    data = json.loads(path.read_text())
+    if not (base / ROSTER).exists():
+        raise ConfigError("run.keys_dir", f"no roster: {base / ROSTER} does not exist")
+    for checked in (base, base / ROSTER):
+        _refuse_writable_by_others(checked)
+    data = _read_json(path, "secret key file")
+    entries = _read_json(base / ROSTER, "roster")
     try:
-        entries = json.loads((base / ROSTER).read_text())
-    except FileNotFoundError:
-        raise ConfigError("run.keys_dir", f"no roster: {base / ROSTER} does not exist") from None
-    keys = {e["name"]: e["public_key"].encode() for e in entries}
+        keys = {e["name"]: e["public_key"].encode() for e in entries}
+        data["public"], data["secret"]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise SecurityError(f"{base / ROSTER} or {path} lacks a field ({e})") from None
     missing = [p for p in [me, *peers] if p not in keys]
     if missing:
         raise ConfigError("run.keys_dir", f"roster {base / ROSTER} has no key for {', '.join(missing)}")
