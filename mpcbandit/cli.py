@@ -234,5 +234,31 @@ def roster(config: Path, cards: tuple[Path, ...], out_file: Path, seed: int | No
     click.echo(f"wrote {out_file} with {len(cards)} parties; copy it into each party's keys folder")
 
 
+@main.command()
+@_config_arg
+@click.argument("results", nargs=-1, required=True,
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for summary.json.")
+@_seed_opt
+@_net_opt
+@_set_opt
+def collect(config: Path, results: tuple[Path, ...], out_dir: Path, seed: int | None,
+            net: str | None, sets: tuple[str, ...]) -> None:
+    """Merge the parties' RESULT.json files of one run into summary.json (what `run` writes)."""
+    from mpcbandit.collect import check_one_run, read_result, summarize_run
+    from mpcbandit.results import format_summary, write_summary
+
+    try:
+        cfg = load_config(config, _overrides(sets, seed, net))
+        checked = check_one_run(cfg, [read_result(p) for p in results])
+        wall = max(r.get("protocol_wall_s", 0.0) for r in checked)
+        summary = summarize_run(cfg, checked, wall)
+        path = write_summary(out_dir, summary)
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(format_summary(summary) + f"\nsummary: {path}")
+
+
 if __name__ == "__main__":
     main()

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
@@ -353,9 +354,8 @@ def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out
         _stop_all(procs)
         raise
     wall = time.perf_counter() - t0
-    results = [json.loads(files[p.name][0].read_text()) for p in parties]
-    fields = get_protocol(cfg.protocol).summarize(cfg, results)
-    summary = build_summary(cfg, fields, results, wall)
+    results = check_one_run(cfg, [read_result(files[p.name][0]) for p in parties])
+    summary = summarize_run(cfg, results, wall)
     summary["resumed_from"] = resume_from
     path = write_summary(out_dir, summary)
     echo(format_summary(summary) + f"\nsummary: {path}")

@@ -75,7 +75,10 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
         record = run_timed(proto.run_role, ctx)
     finally:
         chan.close()
-    result = {**record, "pid": os.getpid(), "host": socket.gethostname(), "address": me.address}
+    result = {**record, "pid": os.getpid(), "host": socket.gethostname(), "address": me.address,
+              # what `collect` checks: every result of a run saw the same nonces in the hello
+              "run": {"digest": mine.digest, "session": session, "nonce": mine.nonce.hex(),
+                      "peer_nonces": {p: g.nonce.hex() for p, g in sorted(theirs.items())}}}
     if result_path is not None:
         write_json(result_path, result)
     return result
