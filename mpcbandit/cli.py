@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -41,6 +42,16 @@ _config_arg = click.argument("config", type=click.Path(dir_okay=False, path_type
 _set_opt = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                         help="Override a config value (dotted key, TOML literal); repeatable.")
 _seed_opt = click.option("--seed", type=int, default=None, help="Override the config's seed.")
+_log_opt = click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"],
+                                                         case_sensitive=False),
+                        default="INFO", show_default=True, help="How much a party logs.")
+
+
+def _setup_logging(level: str, who: str) -> None:
+    logging.basicConfig(level=level.upper(), stream=sys.stderr, force=True,
+                        format=f"%(asctime)s %(levelname)s {who}: %(message)s")
+
+
 _insecure_opt = click.option("--insecure", is_flag=True,
                              help="Allow run.security = 'none' beyond loopback (never across "
                                   "organisations: anyone on the network can read and forge).")
@@ -72,14 +83,15 @@ def main() -> None:
 @_set_opt
 @click.option("--plaintext", is_flag=True, help="Run the non-private reference instead.")
 @_insecure_opt
+@_log_opt
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="N",
               help="Every party saves its state every N iterations (for --resume).")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Continue the run in this directory from its last checkpoint "
                                  "(its config and options are the run's own).")
 def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
-        sets: tuple[str, ...], plaintext: bool, insecure: bool, checkpoint_every: int | None,
-        resume_dir: Path | None) -> None:
+        sets: tuple[str, ...], plaintext: bool, insecure: bool, log_level: str,
+        checkpoint_every: int | None, resume_dir: Path | None) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
     from mpcbandit.launch import resume_run, run_local
 
@@ -99,7 +111,7 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         if out_dir is None:
             out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_local(config, overrides, out_dir, plaintext=plaintext, echo=click.echo,
-                  checkpoint_every=checkpoint_every or 0, insecure=insecure)
+                  checkpoint_every=checkpoint_every or 0, insecure=insecure, log_level=log_level)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
 
@@ -121,18 +133,20 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
 @click.option("--resume-from", type=click.IntRange(min=0), default=None, metavar="ITERATION",
               help="Continue from this party's checkpoint at ITERATION.")
 @_insecure_opt
+@_log_opt
 @_seed_opt
 @_net_opt
 @_set_opt
 def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
           progress: Path | None, checkpoint_dir: Path | None, checkpoint_every: int,
-          resume_from: int | None, insecure: bool, seed: int | None, net: str | None,
-          sets: tuple[str, ...]) -> None:
+          resume_from: int | None, insecure: bool, log_level: str, seed: int | None,
+          net: str | None, sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from mpcbandit.files import write_json
     from mpcbandit.identity import config_digest
     from parties import run_party
 
+    _setup_logging(log_level, f"{role}.{index}")
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
         _warn_if_insecure(cfg)

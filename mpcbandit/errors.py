@@ -1,6 +1,13 @@
 """Exceptions shared by every layer; each names what failed and where."""
 
-__all__ = ["MpcBanditError", "ConfigError", "ProtocolError", "PeerTimeout", "PartyFailed"]
+__all__ = ["MpcBanditError", "ConfigError", "ProtocolError", "PeerTimeout", "PartyFailed",
+           "printable"]
+
+
+def printable(text: str, limit: int = 80) -> str:
+    """text as it may be shown: control characters escaped, cut at limit (a peer controls it)."""
+    shown = text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return shown if len(shown) <= limit else shown[:limit] + f"...({len(text)} chars)"
 
 
 class MpcBanditError(Exception):
@@ -23,7 +30,8 @@ class ProtocolError(MpcBanditError):
         self.peer = peer
         self.tag = tag
         self.reason = reason
-        super().__init__(f"protocol error from peer '{peer}' (tag '{tag}'): {reason}")
+        super().__init__(f"protocol error from peer '{printable(peer)}' (tag '{printable(tag)}'): "
+                         f"{printable(reason, 2000)}")
 
 
 class PeerTimeout(MpcBanditError):

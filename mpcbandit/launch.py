@@ -263,7 +263,8 @@ def resume_run(out_dir: Path, echo=print) -> dict:
 
 def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
               plaintext: bool = False, echo=print, checkpoint_every: int = 0,
-              resume_from: int | None = None, insecure: bool = False) -> dict:
+              resume_from: int | None = None, insecure: bool = False,
+              log_level: str = "INFO") -> dict:
     """Run every party of the config as a local process; return the summary."""
     overrides = list(overrides)
     cfg = load_config(config_path, overrides)  # every config error surfaces here, before spawning
@@ -280,11 +281,12 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
                                               "checkpoint_every": checkpoint_every,
                                               "insecure": insecure})
         return _run_parties(cfg, config_path, overrides, out_dir, echo, checkpoint_every,
-                            resume_from, insecure)
+                            resume_from, insecure, log_level)
 
 
 def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out_dir: Path,
-                 echo, checkpoint_every: int, resume_from: int | None, insecure: bool) -> dict:
+                 echo, checkpoint_every: int, resume_from: int | None, insecure: bool,
+                 log_level: str) -> dict:
     """Spawn every party, watch them to the end, and write the run's summary."""
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
@@ -324,6 +326,7 @@ def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out
                 cmd += ["--resume-from", str(resume_from)]
             if insecure:
                 cmd.append("--insecure")
+            cmd += ["--log-level", log_level]
             fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as logf:
                 procs[p.name] = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,

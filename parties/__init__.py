@@ -3,6 +3,7 @@ write its result. No maths here."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from pathlib import Path
@@ -18,6 +19,8 @@ from mpcbandit.net.zmq_link import ZmqLink
 from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
 __all__ = ["run_party", "check_security_mode"]
+
+log = logging.getLogger("mpcbandit.party")
 
 
 def _bind_address(cfg: Config, address: str, name: str) -> str:
@@ -53,6 +56,9 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     address_of = {p.name: p.address for p in cfg.parties()}
     peer_names = proto.peers_of(cfg.section, role, index)
     curve = load_curve(cfg.run.keys_dir, me.name, peer_names) if cfg.run.security == "curve" else None
+    log.info("protocol %s, seed %d: binding %s, peers %s, security %s", cfg.protocol,
+             cfg.seed, _bind_address(cfg, me.address, me.name), ", ".join(peer_names) or "none",
+             cfg.run.security)
     link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
                    {p: address_of[p] for p in peer_names},
                    max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
@@ -72,9 +78,12 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
                            checkpoint_every=checkpoint_every, resume_from=resume_from)
+        log.info("protocol %s started", cfg.protocol)
         record = run_timed(proto.run_role, ctx)
     finally:
         chan.close()
+    log.info("done in %.2f s: %d rounds, %d bytes sent, %d received", record["protocol_wall_s"],
+             record["rounds"], record["bytes_sent"], record["bytes_received"])
     result = {**record, "pid": os.getpid(), "host": socket.gethostname(), "address": me.address,
               # what `collect` checks: every result of a run saw the same nonces in the hello
               "run": {"digest": mine.digest, "session": session, "nonce": mine.nonce.hex(),

@@ -8,6 +8,7 @@ how per-party outputs become the summary. Register it in ``mpcbandit.config.PROT
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,11 @@ from mpcbandit.net.channel import Channel
 from mpcbandit.net.codec import pack_value, unpack_value
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng",
-           "checkpoint_iterations", "run_timed"]
+           "checkpoint_iterations", "run_timed", "progress_line"]
+
+_log = logging.getLogger("mpcbandit.party")
+#: seconds between progress lines in a party's log
+_LOG_EVERY_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,9 @@ class PartyContext:
     checkpoint_every: int = 0
     resume_from: int | None = None
     _last_progress: float = field(default=0.0, repr=False)
+    _last_log: float = field(default=0.0, repr=False)
+    _started: float = field(default_factory=time.monotonic, repr=False)
+    _first_iteration: int | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -82,15 +90,20 @@ class PartyContext:
         return seeded_rng(self.config.seed, purpose)
 
     def progress(self, iteration: int, total: int | None = None) -> None:
-        """Report progress to the launcher (rate-limited, cheap to call every iteration)."""
+        """Report progress to the launcher and the log (rate-limited, cheap every iteration)."""
         now = time.monotonic()
+        if self._first_iteration is None:
+            self._first_iteration, self._started = iteration, now
+        if now - self._last_log >= _LOG_EVERY_S or (total and iteration == total):
+            self._last_log = now
+            _log.info("%s", progress_line(iteration - self._first_iteration, iteration, total,
+                                          now - self._started))
         if self.progress_path is None or (now - self._last_progress < 0.25 and iteration != total):
             return
         self._last_progress = now
         tmp = self.progress_path.with_name(self.progress_path.name + ".tmp")
         tmp.write_text(f"{iteration} {total or 0} {self.chan.stats.total().rounds}\n")
         tmp.replace(self.progress_path)
-
 
     def checkpoint(self, iteration: int, state: Any) -> None:
         """After `iteration` iterations, save this party's state when a checkpoint is due.
@@ -130,6 +143,21 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
     return {"role": ctx.role, "index": ctx.index, "name": ctx.name,
             **ctx.chan.stats.total().to_dict(), "protocol_wall_s": wall,
             "by_op": ctx.chan.stats.to_dict(), "output": output}
+
+
+def progress_line(done: int, iteration: int, total: int | None, elapsed_s: float) -> str:
+    """'iteration i/N, r it/s, elapsed e, ETA t': done iterations took elapsed_s."""
+    rate = done / elapsed_s if elapsed_s > 0 else 0.0
+    line = f"iteration {iteration}/{total or '?'}, {rate:.3g} it/s, elapsed {_clock(elapsed_s)}"
+    if total and rate > 0 and iteration < total:
+        line += f", ETA {_clock((total - iteration) / rate)}"
+    return line
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
 def checkpoint_iterations(folder: Path) -> list[int]:
