@@ -1,6 +1,7 @@
 """Exceptions shared by every layer; each names what failed and where."""
 
-__all__ = ["MpcBanditError", "ConfigError", "ProtocolError", "PeerTimeout", "PartyFailed",
+__all__ = ["MpcBanditError", "ConfigError", "ProtocolError", "PeerTimeout", "PeerGone",
+           "PartyFailed",
            "printable"]
 
 
@@ -42,6 +43,15 @@ class PeerTimeout(MpcBanditError):
         self.tag = tag
         self.deadline_s = deadline_s
         super().__init__(f"no message from peer '{peer}' with tag '{tag}' within {deadline_s:g} s")
+
+
+class PeerGone(PeerTimeout):
+    """A peer's connection dropped and stayed down while we waited for it; names the peer."""
+
+    def __init__(self, peer: str, tag: str, down_s: float):
+        super().__init__(peer, tag, down_s)
+        self.args = (f"peer '{peer}' is gone: its connection has been down for {down_s:.1f} s "
+                     f"while waiting for tag '{tag}' (it died or its host is unreachable)",)
 
 
 class PartyFailed(MpcBanditError):

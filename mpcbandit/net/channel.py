@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping, Protocol
 
 from mpcbandit.config import NetSpec
-from mpcbandit.errors import PeerTimeout, ProtocolError
+from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError
 from mpcbandit.net.codec import Envelope, decode, encode, frames_nbytes
 from mpcbandit.net.stats import RoundStats
 
@@ -21,10 +21,16 @@ __all__ = ["Link", "Channel", "MAX_BUFFERED"]
 
 #: messages a peer may have waiting in our buffer before it is treated as flooding
 MAX_BUFFERED = 100_000
+#: during a long wait, how often the awaited peer's connection is checked
+_WATCH_S = 0.5
 
 
 class Link(Protocol):
-    """Moves frames between parties; ``poll`` names the authenticated sender."""
+    """Moves frames between parties; ``poll`` names the authenticated sender.
+
+    A link may also offer ``down_for(peer) -> float | None`` (seconds its connection to peer
+    has been down); the channel then names a dead peer during long waits.
+    """
 
     def send(self, peer: str, tag: bytes, frames: list) -> None: ...
 
@@ -149,10 +155,18 @@ class Channel:
     def _receive(self, label: str, peer: str, deadline_s: float) -> tuple[Any, int]:
         tag = self._tag(label, peer, self._count_in)
         deadline = time.perf_counter() + deadline_s
+        # a wait longer than the channel's deadline watches the peer's connection meanwhile,
+        # so a dead peer is named within the deadline, not after the whole wait
+        watch = getattr(self.link, "down_for", None) if deadline_s > self.deadline_s else None
         while (peer, tag) not in self._buffer:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 raise PeerTimeout(peer, tag, deadline_s)
+            if watch is not None:
+                down = watch(peer)
+                if down is not None and down > self.deadline_s:
+                    raise PeerGone(peer, tag, down)
+                remaining = min(remaining, _WATCH_S)
             self._pump(remaining)
         return self._take(label, peer)
 

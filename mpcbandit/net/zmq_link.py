@@ -18,6 +18,7 @@ import time
 from collections import deque
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
@@ -36,6 +37,8 @@ _HELLO = b"hello"
 _WAIT_LOG_S = 5.0
 #: refused keys quoted in a hello timeout (the rest are counted)
 _REFUSED_SHOWN = 3
+_HEARTBEAT_MS = 1000
+_LINK_EVENTS = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
 
 
 class ZmqLink:
@@ -71,10 +74,16 @@ class ZmqLink:
                 check_refuses_unknown_keys(self._ctx, bind_addr, curve.keypair.public)
                 self.auth.refused.clear()
             self.dealers: dict[str, zmq.Socket] = {}
+            self._monitors: dict[str, zmq.Socket] = {}
+            self._down_since: dict[str, float | None] = {}
             for peer, addr in self.peers.items():
                 d = self._socket(zmq.DEALER)
                 d.setsockopt(zmq.ROUTING_ID, me.encode())
                 d.setsockopt(zmq.SNDHWM, QUEUE_MESSAGES)
+                # ZMTP pings find a peer whose host vanished without closing the connection
+                d.setsockopt(zmq.HEARTBEAT_IVL, _HEARTBEAT_MS)
+                d.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * _HEARTBEAT_MS)
+                self._monitors[peer] = d.get_monitor_socket(_LINK_EVENTS)
                 if curve is not None:
                     d.curve_serverkey = curve.roster.keys[peer]
                 d.connect(addr)
@@ -185,6 +194,18 @@ class ZmqLink:
                                              "expected [tag, envelope, *buffers]")
         return sender, parts[0], parts[1:]
 
+    def down_for(self, peer: str) -> float | None:
+        """Seconds the connection to peer has been down after it was up, else None."""
+        mon = self._monitors.get(peer)
+        while mon is not None and mon.poll(0):
+            event = recv_monitor_message(mon)["event"]
+            if event == zmq.EVENT_CONNECTED:
+                self._down_since[peer] = None
+            elif event == zmq.EVENT_DISCONNECTED:
+                self._down_since[peer] = time.monotonic()
+        since = self._down_since.get(peer)
+        return None if since is None else time.monotonic() - since
+
     def _drain(self) -> None:
         while self.router.getsockopt(zmq.RCVMORE):
             self.router.recv()
@@ -194,7 +215,10 @@ class ZmqLink:
         self._teardown(self._linger_ms)
 
     def _teardown(self, linger_ms: int) -> None:
-        for d in getattr(self, "dealers", {}).values():
+        for peer, d in getattr(self, "dealers", {}).items():
+            if peer in self._monitors:
+                d.disable_monitor()
+                self._monitors.pop(peer).close(linger=0)
             d.close(linger=linger_ms)
         if hasattr(self, "router"):
             self.router.close(linger=0)
