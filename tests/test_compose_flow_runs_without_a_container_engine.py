@@ -1,0 +1,174 @@
+"""`docker compose up` without a container engine (none can start containers here): each
+party service of a compose file runs its own command in its own network namespace, where the
+service names resolve to the namespaces' addresses (/etc/netns/NS/hosts), from a folder that
+holds only what the service mounts, each at a different local path; each organisation makes its
+own key (`keys --party`) and the roster is built from the cards; the collect service merges the
+results, and the summary equals `--plaintext`. Where namespaces are refused, the loopback
+variant runs the same flow with `network.addresses`."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+from mpcbandit.launch import pick_base_port
+from netns import Hosts, NamespaceUnavailable
+
+yaml = pytest.importorskip("yaml")
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+FILES = {"demo": "deploy/compose-demo.yml", "default": "docker-compose.yml"}
+
+
+def mpcbandit(*args, prefix=(), env=None, **kw):
+    return subprocess.Popen([*prefix, sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
+                            env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, **kw)
+
+
+def finish(proc, timeout=300):
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    return proc.returncode, out
+
+
+def translate(args, mounts):
+    """A service's command with each container path replaced by its host folder."""
+    out = []
+    for arg in args:
+        for inside, outside in mounts.items():
+            if arg == inside or arg.startswith(inside + "/"):
+                arg = str(outside) + arg[len(inside):]
+            arg = arg.replace(f'"{inside}"', json.dumps(str(outside)))
+        out.append(arg)
+    return out
+
+
+def sets_of(cmd):
+    return [a for i, c in enumerate(cmd) if c == "--set" for a in ("--set", cmd[i + 1])]
+
+
+class Deployment:
+    """The compose file's services as folders on this machine, each with only its mounts."""
+
+    def __init__(self, compose_file, root: Path):
+        services = yaml.safe_load((REPO / compose_file).read_text())["services"]
+        self.collect = services.pop("collect")
+        self.services = services
+        self.root = root
+        self.mounts = {}
+        for k, (name, svc) in enumerate(services.items()):
+            home = root / f"host{k}" / f"org-{name}" / ("x" * k)  # different paths on purpose
+            mounts = {}
+            for volume in svc["volumes"]:
+                spec = volume.removesuffix(":ro")
+                inside = spec.rpartition(":")[2]  # the source may hold ${VAR:-default}
+                mounts[inside] = home / inside.strip("/")
+                mounts[inside].mkdir(parents=True, mode=0o700)
+            self.mounts[name] = mounts
+        self.config = next(iter(services.values()))["command"][1]
+
+    def party(self, name):
+        cmd = self.services[name]["command"]
+        return cmd[cmd.index("--role") + 1] + "." + cmd[cmd.index("--index") + 1]
+
+    def make_keys(self, extra):
+        """Each organisation its key; the roster from the cards, copied into every keys folder."""
+        cards = []
+        for name, svc in self.services.items():
+            keys = self.mounts[name]["/keys"]
+            code, out = finish(mpcbandit("keys", self.config, "--party", self.party(name), "--out",
+                                         keys, *sets_of(svc["command"]), *extra))
+            assert code == 0, out
+            cards.append(keys / f"{self.party(name)}.card.json")
+        roster = self.root / "roster.json"
+        any_cmd = next(iter(self.services.values()))["command"]
+        code, out = finish(mpcbandit("roster", self.config, *cards, "--out", roster,
+                                     *sets_of(any_cmd), *extra))
+        assert code == 0, out
+        for name in self.services:
+            shutil.copy(roster, self.mounts[name]["/keys"] / "roster.json")
+
+    def up(self, extra, prefix_of=lambda k: ()):
+        """Every party service's command, each in its own folders (and namespace)."""
+        procs = {}
+        for k, (name, svc) in enumerate(self.services.items()):
+            mounts = self.mounts[name]
+            env = dict(ENV, MPCBANDIT_DATA=str(mounts["/data"]))
+            procs[name] = mpcbandit(*translate(svc["command"], mounts), *extra,
+                                    prefix=prefix_of(k), env=env)
+        outs = {name: finish(p) for name, p in procs.items()}
+        assert all(code == 0 for code, _ in outs.values()), {n: o[-800:] for n, (_, o) in outs.items()}
+
+    def collect_results(self, extra):
+        """The collect service: one results folder holding every party's file."""
+        shared = self.root / "collect-results"
+        shared.mkdir(mode=0o700)
+        for name in self.services:
+            for f in self.mounts[name]["/results"].glob("*.json"):
+                shutil.copy(f, shared / f.name)
+        code, out = finish(mpcbandit(*translate(self.collect["command"], {"/results": shared}),
+                                     *extra))
+        assert code == 0, out
+        return json.loads((shared / "summary.json").read_text())
+
+
+def plaintext_summary(config, tmp_path):
+    code, out = finish(mpcbandit("run", config, "--plaintext", "--out", tmp_path / "plain"))
+    assert code == 0, out
+    return json.loads((tmp_path / "plain" / "summary.json").read_text())
+
+
+def assert_equals_plaintext(summary, plain):
+    assert summary["protocol"] == plain["protocol"] and not summary["plaintext"]
+    if summary["protocol"] == "demo":
+        assert summary["digest"] == plain["digest"] and summary["sum"] == plain["sum"]
+    else:
+        assert summary["cumulative_reward"] == plain["cumulative_reward"]
+        assert np.mean(np.array(summary["arms"]) == np.array(plain["arms"])) >= 0.999
+
+
+@pytest.mark.parametrize("which", ["demo", "default"])
+def test_compose_flow_in_network_namespaces(which, tmp_path):
+    dep = Deployment(FILES[which], tmp_path)
+    try:
+        hosts = Hosts(len(dep.services)).__enter__()
+    except NamespaceUnavailable as e:
+        pytest.skip(f"network namespaces refused ({e}); the loopback variant runs this flow "
+                    "with network.addresses instead")
+    etc = [Path("/etc/netns") / ns for ns in hosts.names]
+    try:
+        table = "".join(f"{addr} {name}\n" for name, addr in zip(dep.services, hosts.addresses))
+        for folder in etc:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "hosts").write_text("127.0.0.1 localhost\n" + table)
+        dep.make_keys([])
+        dep.up([], prefix_of=hosts.exec_prefix)
+        summary = dep.collect_results([])
+    finally:
+        hosts.__exit__(None, None, None)
+        for folder in etc:
+            shutil.rmtree(folder, ignore_errors=True)
+    assert_equals_plaintext(summary, plaintext_summary(dep.config, tmp_path))
+    assert len({p["pid"] for p in summary["parties"]}) == len(dep.services)
+
+
+@pytest.mark.parametrize("which", ["demo", "default"])
+def test_compose_flow_on_loopback(which, tmp_path):
+    dep = Deployment(FILES[which], tmp_path)
+    base = pick_base_port("127.0.0.1", len(dep.services))
+    table = ", ".join(f'"{dep.party(name)}" = "tcp://127.0.0.1:{base + k}"'
+                      for k, name in enumerate(dep.services))
+    extra = ["--set", f"network.addresses={{{table}}}"]
+    dep.make_keys(extra)
+    dep.up(extra)
+    summary = dep.collect_results(extra)
+    assert_equals_plaintext(summary, plaintext_summary(dep.config, tmp_path))
