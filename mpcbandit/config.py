@@ -231,6 +231,9 @@ class NetworkSection:
                      doc="bind the party's own address, or all interfaces (containers)")
     addresses: dict[str, str] = spec({}, doc="party name -> tcp://host:port, overrides host/base_port")
 
+    def validate(self, path: str) -> None:
+        _check_host(self.host, f"{path}.host")
+
 
 @dataclass(frozen=True)
 class Party:
@@ -277,12 +280,25 @@ class Config:
         raise ConfigError("--role/--index", f"no party {role}.{index} in this config (parties: {names})")
 
 
+def _check_host(host: str, key: str) -> None:
+    """A host name or IPv4 address, or a ConfigError saying what it is instead."""
+    if not host.strip():
+        raise ConfigError(key, "empty host: give an IPv4 address or a host name")
+    if host.startswith("[") or host.count(":") > 1:
+        raise ConfigError(key, f"{host!r} is an IPv6 address, which mpcbandit does not support "
+                               "yet: give an IPv4 address or a host name")
+    if ":" in host:
+        raise ConfigError(key, f"{host!r} has a port: give the host alone; ports come from "
+                               "network.base_port or network.addresses")
+
+
 def _parse_tcp(addr: str, key: str) -> tuple[str, int]:
     if not addr.startswith("tcp://"):
         raise ConfigError(key, f"{addr!r} is not a tcp://host:port address")
     host, sep, port = addr[len("tcp://"):].rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ConfigError(key, f"{addr!r} is not a tcp://host:port address")
+    _check_host(host, key)
     if not 1 <= int(port) <= 65535:
         raise ConfigError(key, f"port {port} out of range 1..65535")
     return host, int(port)

@@ -150,3 +150,16 @@ def test_envelope_shape_is_checked():
                              "body": 0})], "session")
     rejected([valid_frames()[0], b"unreferenced buffer"], "not referenced")
     rejected([], "empty")
+
+
+def test_sequence_numbers_outside_63_bits_are_rejected():
+    for seq in ({"__bigint__": (2**80).to_bytes(11, "little", signed=True)}, -1, 2**63):
+        frame = msgpack.packb({"v": 1, "session": "s", "seq": seq, "sender": "a", "tag": "t",
+                               "body": 0})
+        rejected([frame], "seq")
+
+
+def test_bool_arrays_must_hold_only_zero_and_one():
+    ok = decode([head({"__nd__": 1, "dtype": "|b1", "shape": [3], "bytes": b"\0\1\0"})], "p", "t", CAP)
+    assert ok.body.tolist() == [False, True, False]
+    rejected([head({"__nd__": 1, "dtype": "|b1", "shape": [3], "bytes": b"\0\2\1"})], "0 and 1")

@@ -99,3 +99,14 @@ def test_override_syntax():
 
 def test_setting_into_a_value_is_an_error(tmp_path):
     assert error_for(tmp_path, overrides=["seed.x=1"]).key == "seed"
+
+
+@pytest.mark.parametrize("override,key,words", [
+    ('network.host=""', "network.host", "empty host"),
+    ('network.host="127.0.0.1:99"', "network.host", "has a port"),
+    ('network.host="::1"', "network.host", "IPv6"),
+    ('network.addresses={"input.0" = "tcp://[::1]:7000"}', "network.addresses.input.0", "IPv6"),
+])
+def test_hosts_that_cannot_work_are_named(tmp_path, override, key, words):
+    e = error_for(tmp_path, overrides=[override])
+    assert e.key == key and words in e.reason

@@ -218,3 +218,14 @@ def test_a_sender_far_ahead_of_its_reader_waits_with_a_deadline():
     finally:
         a.close()
         b.close()
+
+
+def test_a_timeout_after_dropped_replays_says_so():
+    hub = InprocHub(["a", "b"])
+    a, b = _channel_pair(hub)
+    hub.link("a").send("b", b"y#0", encode(Envelope("s1", 10, "a", "y#0", 1)))  # jumps to seq 10
+    assert b.recv("y", "a") == 1
+    a.send("x", "b", 2)  # seq 0: at or below the jump, so dropped as a replay
+    with pytest.raises(PeerTimeout) as e:
+        b.recv("x", "a")
+    assert "1 message(s) from 'a' were dropped as replays" in str(e.value)

@@ -67,6 +67,7 @@ class Channel:
         self._buffered: dict[str, int] = defaultdict(int)
         self._idle_since = time.perf_counter()
         self.duplicates_dropped = 0
+        self._dropped_from: dict[str, int] = defaultdict(int)
 
     # ------------------------------------------------------------ public API
 
@@ -161,7 +162,7 @@ class Channel:
         while (peer, tag) not in self._buffer:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
-                raise PeerTimeout(peer, tag, deadline_s)
+                raise self._timeout(peer, tag, deadline_s)
             if watch is not None:
                 down = watch(peer)
                 if down is not None and down > self.deadline_s:
@@ -169,6 +170,15 @@ class Channel:
                 remaining = min(remaining, _WATCH_S)
             self._pump(remaining)
         return self._take(label, peer)
+
+    def _timeout(self, peer: str, tag: str, deadline_s: float) -> PeerTimeout:
+        err = PeerTimeout(peer, tag, deadline_s)
+        dropped = self._dropped_from[peer]
+        if dropped:
+            err.args = (f"{err}; {dropped} message(s) from '{peer}' were dropped as replays "
+                        "(sequence numbers at or below one already seen: the peer jumped its "
+                        "sequence or resent)",)
+        return err
 
     def _take(self, label: str, peer: str) -> tuple[Any, int]:
         tag = self._tag(label, peer, self._count_in)
@@ -204,6 +214,7 @@ class Channel:
             raise ProtocolError(sender, tag, f"envelope tag {env.tag!r} differs from frame tag")
         if env.seq <= self._seq_in[sender]:
             self.duplicates_dropped += 1  # replayed or duplicated: already delivered
+            self._dropped_from[sender] += 1
             return
         self._seq_in[sender] = env.seq
         if (sender, tag) in self._buffer:

@@ -133,6 +133,9 @@ def _array(obj: dict, buffers: list, used: set, max_bytes: int) -> np.ndarray:
     if len(data) != nbytes:
         raise _Reject(f"array shape {shape} x {dt.itemsize} bytes = {nbytes} "
                       f"but {len(data)} bytes were sent")
+    if dt == np.bool_ and count and np.frombuffer(data, dtype=np.uint8).max() > 1:
+        # numpy would keep the stray bits: such a "bool" compares unequal to True
+        raise _Reject("bool array holds bytes other than 0 and 1")
     arr = np.frombuffer(data, dtype=dt).reshape(shape)
     # a zero-copy zmq buffer is writable and ours alone; bytes are not: copy those
     return arr if arr.flags.writeable else arr.copy()
@@ -175,6 +178,8 @@ def decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
     for key, typ in (("session", str), ("sender", str), ("tag", str), ("seq", int)):
         if not isinstance(msg[key], typ) or isinstance(msg[key], bool):
             raise ProtocolError(peer, tag, f"envelope field {key!r} is not a {typ.__name__}")
+    if not 0 <= msg["seq"] < 2**63:
+        raise ProtocolError(peer, tag, f"envelope seq {msg['seq']} is outside 0 .. 2**63 - 1")
     if len(used) != len(buffers):
         raise ProtocolError(peer, tag, f"{len(buffers) - len(used)} buffer frame(s) not referenced")
     return Envelope(session=msg["session"], seq=msg["seq"], sender=msg["sender"],
