@@ -32,13 +32,17 @@ def _section_fields(obj: Any, path: str) -> dict[str, Any]:
     return out
 
 
-def identity_fields(cfg: Config) -> dict[str, Any]:
-    """Flat {dotted key: value} of everything the parties of cfg must agree on."""
+def identity_fields(cfg: Config, *, addresses: bool = True) -> dict[str, Any]:
+    """Flat {dotted key: value} of everything the parties of cfg must agree on.
+
+    Without addresses, each party's entry is its role only: what a checkpoint keeps, since a
+    resumed run may listen elsewhere.
+    """
     fields: dict[str, Any] = {"protocol": cfg.protocol, "seed": cfg.seed,
                               "run.security": cfg.run.security}
     fields.update(_section_fields(cfg.section, cfg.protocol))
     for p in cfg.parties():
-        fields[f"parties.{p.name}"] = p.address
+        fields[f"parties.{p.name}"] = p.address if addresses else p.role
     return json.loads(json.dumps(fields, sort_keys=True))  # canonical: tuples -> lists, etc.
 
 

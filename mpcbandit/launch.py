@@ -23,7 +23,8 @@ from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.net.security import write_keys
-from mpcbandit.protocols import checkpoint_iterations, get_protocol
+from mpcbandit.checkpoint import checkpoint_iterations
+from mpcbandit.protocols import get_protocol
 from mpcbandit.results import build_summary, format_summary, write_summary
 from parties import check_security_mode
 
@@ -270,6 +271,8 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
     cfg = load_config(config_path, overrides)  # every config error surfaces here, before spawning
     if not plaintext:
         check_security_mode(cfg, insecure)
+    if checkpoint_every or resume_from is not None:
+        get_protocol(cfg.protocol).require_checkpoints()
     out_dir = make_private_dir(Path(out_dir))
     os.chmod(out_dir, 0o700)  # results, logs and checkpoints hold private data
     with RunLock(out_dir):

@@ -50,6 +50,8 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     """Run one party of cfg to completion and return (and optionally write) its result."""
     check_security_mode(cfg, insecure)
     proto = get_protocol(cfg.protocol)
+    if checkpoint_every or resume_from is not None:
+        proto.require_checkpoints()
     me = cfg.party(role, index)
     if result_path is not None:
         make_private_dir(result_path.parent)  # fail before the protocol, not after it

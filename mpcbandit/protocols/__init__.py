@@ -16,14 +16,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mpcbandit.config import Config, import_protocol_module
+from mpcbandit.checkpoint import CheckpointStore
+from mpcbandit.config import PROTOCOL_MODULES, Config, import_protocol_module
 from mpcbandit.errors import MpcBanditError
-from mpcbandit.files import write_private
+from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import Channel
-from mpcbandit.net.codec import pack_value, unpack_value
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng",
-           "checkpoint_iterations", "run_timed", "progress_line"]
+           "run_timed", "progress_line"]
 
 _log = logging.getLogger("mpcbandit.party")
 #: seconds between progress lines in a party's log
@@ -41,6 +41,15 @@ class Protocol:
     plaintext: Callable[[Config], dict]
     summarize: Callable[[Config, list[dict]], dict]
     peers: Callable[[Any, str, int], list[str]] | None = None
+    #: whether its roles save state with ctx.checkpoint and continue with ctx.resume
+    checkpoints: bool = False
+
+    def require_checkpoints(self) -> None:
+        """Refuse checkpoint options for a protocol whose roles cannot checkpoint."""
+        if not self.checkpoints:
+            able = ", ".join(sorted(n for n in PROTOCOL_MODULES if get_protocol(n).checkpoints))
+            raise MpcBanditError(f"protocol {self.name} cannot checkpoint or resume yet "
+                                 f"(--checkpoint-every/--resume refused; protocols that can: {able})")
 
     def peers_of(self, section: Any, role: str, index: int) -> list[str]:
         """Names of the parties that (role, index) exchanges messages with."""
@@ -109,29 +118,26 @@ class PartyContext:
         """After `iteration` iterations, save this party's state when a checkpoint is due.
 
         State is what the party needs to go on (its shares, counters, histories, generator
-        positions), never unused dealer material. Written atomically, mode 0600. `state` may
-        be a function returning it, called only when a checkpoint is due.
+        positions), never unused dealer material. `state` may be a function returning it,
+        called only when a checkpoint is due.
         """
         if not self.checkpoint_every or iteration % self.checkpoint_every or self.checkpoint_dir is None:
             return
-        if callable(state):
-            state = state()
         # a party that only sends can run far ahead of the others, so it keeps every
         # checkpoint; the launcher prunes those older than the last one all parties share
-        write_private(self.checkpoint_dir / self.name / f"{iteration}.ckpt",
-                      pack_value({"iteration": iteration, "state": state}, f"checkpoint {self.name}"))
+        self._checkpoints().save(iteration, state() if callable(state) else state)
 
     def resume(self) -> tuple[int, Any] | None:
         """(iteration, state) to continue from when this run resumes, else None."""
         if self.resume_from is None:
             return None
-        path = self.checkpoint_dir / self.name / f"{self.resume_from}.ckpt"
-        try:
-            data = unpack_value(path.read_bytes(), f"checkpoint {path}")
-        except FileNotFoundError:
-            raise MpcBanditError(f"{self.name} has no checkpoint at iteration "
-                                 f"{self.resume_from} ({path})") from None
-        return data["iteration"], data["state"]
+        return self.resume_from, self._checkpoints().load(self.resume_from)
+
+    def _checkpoints(self) -> CheckpointStore:
+        if self.checkpoint_dir is None:
+            raise MpcBanditError(f"{self.name}: resuming needs a checkpoint folder")
+        return CheckpointStore(self.checkpoint_dir, self.name,
+                               identity_fields(self.config, addresses=False))
 
 
 def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> dict:
@@ -158,11 +164,6 @@ def _clock(seconds: float) -> str:
     m, s = divmod(int(round(seconds)), 60)
     h, m = divmod(m, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def checkpoint_iterations(folder: Path) -> list[int]:
-    """Iterations checkpointed in a party's folder, ascending."""
-    return sorted(int(p.stem) for p in folder.glob("*.ckpt") if p.stem.isdigit())
 
 
 def seeded_rng(seed: int, purpose: str) -> np.random.Generator:

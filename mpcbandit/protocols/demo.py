@@ -99,4 +99,4 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
 
 
 PROTOCOL = Protocol(name="demo", section=DemoSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers)
+                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True)

@@ -333,4 +333,4 @@ def plaintext(cfg: Config) -> dict:
 
 
 PROTOCOL = Protocol(name="feducb", section=FeducbSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers)
+                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True)

@@ -171,4 +171,4 @@ def plaintext(cfg: Config) -> dict:
 
 
 PROTOCOL = Protocol(name="jdp", section=JdpSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers)
+                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True)
