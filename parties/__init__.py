@@ -15,7 +15,7 @@ from mpcbandit.identity import config_digest, identity_fields
 from mpcbandit.net.handshake import check_same_run, link_sessions, make_greeting, read_greeting
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.security import is_loopback, load_curve
-from mpcbandit.net.zmq_link import ZmqLink
+from mpcbandit.net.zmq_link import ZmqLink, raise_file_limit
 from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
 __all__ = ["run_party", "check_security_mode"]
@@ -61,6 +61,7 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     log.info("protocol %s, seed %d: binding %s, peers %s, security %s", cfg.protocol,
              cfg.seed, _bind_address(cfg, me.address, me.name), ", ".join(peer_names) or "none",
              cfg.run.security)
+    raise_file_limit()  # every peer connection and every stray one takes a descriptor
     link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
                    {p: address_of[p] for p in peer_names},
                    max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),

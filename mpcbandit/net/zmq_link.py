@@ -13,7 +13,9 @@ refuse an unknown key, and the sender of every message is the party whose key it
 
 from __future__ import annotations
 
+import errno
 import logging
+import resource
 import time
 from collections import deque
 
@@ -23,7 +25,7 @@ from zmq.utils.monitor import recv_monitor_message
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
 
-__all__ = ["ZmqLink", "HELLO_TAG"]
+__all__ = ["ZmqLink", "HELLO_TAG", "raise_file_limit"]
 
 log = logging.getLogger("mpcbandit.net")
 
@@ -38,7 +40,22 @@ _WAIT_LOG_S = 5.0
 #: refused keys quoted in a hello timeout (the rest are counted)
 _REFUSED_SHOWN = 3
 _HEARTBEAT_MS = 1000
+_HANDSHAKE_MS = 5000
 _LINK_EVENTS = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
+
+
+def raise_file_limit() -> int:
+    """Raise this process's soft limit on open files to the hard limit; the new limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = max(soft, 1 << 20)
+    if soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass  # some systems refuse the hard value: keep what we have
+    return soft
 
 
 class ZmqLink:
@@ -60,6 +77,9 @@ class ZmqLink:
                 self.auth = PartyAuthenticator(self._ctx, curve.roster, set(self.peers)).start_for()
             self.router = self._socket(zmq.ROUTER)
             self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            # a connection that has not finished its handshake by then is dropped: plain TCP
+            # connections (no key needed) cannot pile up and fill the file table
+            self.router.setsockopt(zmq.HANDSHAKE_IVL, _HANDSHAKE_MS)
             self.router.setsockopt(zmq.RCVHWM, QUEUE_MESSAGES)
             # zmq drops an oversize message and the connection; leave headroom so frames just
             # above our cap reach the codec and get a named ProtocolError instead
@@ -88,6 +108,13 @@ class ZmqLink:
                     d.curve_serverkey = curve.roster.keys[peer]
                 d.connect(addr)
                 self.dealers[peer] = d
+        except zmq.ZMQError as e:
+            self._teardown(linger_ms=0)
+            if e.errno == errno.EMFILE:
+                raise OSError(errno.EMFILE, f"{me} is out of file descriptors (limit "
+                              f"{resource.getrlimit(resource.RLIMIT_NOFILE)[0]}): raise "
+                              "`ulimit -n`") from None
+            raise
         except BaseException:
             self._teardown(linger_ms=0)
             raise
