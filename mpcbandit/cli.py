@@ -57,10 +57,12 @@ _insecure_opt = click.option("--insecure", is_flag=True,
                                   "organisations: anyone on the network can read and forge).")
 
 
-def _warn_if_insecure(cfg) -> None:
-    if cfg.run.security == "none":
-        click.echo("WARNING: run.security = 'none': messages travel in clear and any local "
-                   "process can pose as a party; for tests on one machine only", err=True)
+def _warn_if_not_private(cfg) -> None:
+    """Print, before anything runs, each setting that makes this run not private."""
+    from mpcbandit.protocols import privacy_record
+
+    for warning in privacy_record(cfg)["warnings"]:
+        click.echo(f"WARNING: this run is not private: {warning}", err=True)
 
 
 _net_opt = click.option("--net", default=None, metavar="NET",
@@ -107,7 +109,7 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         overrides = _overrides(sets, seed, net)
         cfg = load_config(config, overrides)
         if not plaintext:
-            _warn_if_insecure(cfg)
+            _warn_if_not_private(cfg)
         if out_dir is None:
             out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_local(config, overrides, out_dir, plaintext=plaintext, echo=click.echo,
@@ -149,7 +151,7 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
     _setup_logging(log_level, f"{role}.{index}")
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
-        _warn_if_insecure(cfg)
+        _warn_if_not_private(cfg)
         if session is None:  # fresh per run all the same: the hello's nonces enter every link's id
             session = config_digest(cfg)[:16]
         if (checkpoint_every or resume_from is not None) and checkpoint_dir is None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from mpcbandit.config import NET_PRESETS, Config
 from mpcbandit.files import write_json
+from mpcbandit.protocols import privacy_record
 
 __all__ = ["PARTY_KEYS", "build_summary", "estimate_seconds", "format_summary", "write_summary",
            "write_csv"]
@@ -50,6 +51,10 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
                        for n in ("lan", "wan")},
         "parties": [{k: p[k] for k in PARTY_KEYS if k in p} | {"protocol_wall_s": p.get("protocol_wall_s")}
                     for p in parties],
+        # whether the run was private, beside the protocol's own privacy parameters if any
+        "privacy": dict(fields.get("privacy") or {}) | (
+            privacy_record(cfg) if not plaintext
+            else {"private": False, "warnings": ["plaintext reference"]}),
     }
     for k, v in fields.items():
         summary.setdefault(k, v)

@@ -46,6 +46,6 @@ def test_a_loopback_run_without_security_warns(tmp_path):
                            "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True,
                           timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0, done.stderr
-    assert "WARNING: run.security = 'none'" in done.stderr
+    assert "WARNING: this run is not private: run.security = 'none'" in done.stderr
     logs = "".join(p.read_text() for p in (Path(tmp_path) / "logs").glob("*.log"))
-    assert "WARNING: run.security = 'none'" in logs  # each party says so in its own log too
+    assert "WARNING: this run is not private: run.security = 'none'" in logs  # each party too

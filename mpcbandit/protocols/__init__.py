@@ -22,7 +22,7 @@ from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import Channel
 
-__all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng",
+__all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "run_timed", "progress_line"]
 
 _log = logging.getLogger("mpcbandit.party")
@@ -43,6 +43,8 @@ class Protocol:
     peers: Callable[[Any, str, int], list[str]] | None = None
     #: whether its roles save state with ctx.checkpoint and continue with ctx.resume
     checkpoints: bool = False
+    #: settings of its section that make a run not private, each as a sentence
+    privacy_warnings: Callable[[Any], list[str]] | None = None
 
     def require_checkpoints(self) -> None:
         """Refuse checkpoint options for a protocol whose roles cannot checkpoint."""
@@ -62,6 +64,16 @@ def all_peers(roles: list[tuple[str, int]], role: str, index: int) -> list[str]:
     """Every party but (role, index): the default when a protocol does not narrow it."""
     me = f"{role}.{index}"
     return [f"{r}.{i}" for r, i in roles if f"{r}.{i}" != me]
+
+
+def privacy_record(cfg: Config) -> dict:
+    """Whether a run of cfg is private as deployed, and why not: the summary's `privacy`."""
+    proto = get_protocol(cfg.protocol)
+    warnings = list(proto.privacy_warnings(cfg.section)) if proto.privacy_warnings else []
+    if cfg.run.security == "none":
+        warnings.insert(0, "run.security = 'none': messages travel in clear and any local "
+                           "process can pose as a party (tests on one machine only)")
+    return {"private": not warnings, "warnings": warnings}
 
 
 def get_protocol(name: str) -> Protocol:

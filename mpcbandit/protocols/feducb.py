@@ -332,5 +332,21 @@ def plaintext(cfg: Config) -> dict:
     return summarize(off, run_protocol_inproc(off)[0])
 
 
+def privacy_warnings(s: FeducbSection) -> list[str]:
+    """What in a FedUCB run falls outside the differential-privacy guarantee."""
+    out = []
+    if s.noise == "none":
+        out.append("feducb.noise = 'none': no privacy at all (the non-private reference)")
+    elif s.seeded_noise:
+        out.append("feducb.seeded_noise = true: the privatizers' noise derives from the public "
+                   "config seed, so anyone can subtract it (tests and figures only)")
+    if s.schedule == "threshold":
+        out.append("feducb.schedule = 'threshold': the un-noised, data-dependent sync trigger is "
+                   "sent every round, outside the privacy proof; mlogt, m1.5 and mt are "
+                   "data-independent")
+    return out
+
+
 PROTOCOL = Protocol(name="feducb", section=FeducbSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True)
+                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
+                    privacy_warnings=privacy_warnings)

@@ -526,4 +526,8 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
 
 
 PROTOCOL = Protocol(name="hannun", section=HannunSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers)
+                    plaintext=plaintext, summarize=summarize, peers=peers,
+                    privacy_warnings=lambda s: [] if s.exploration == "secret" else [
+                        "hannun.exploration = 'seeded': the exploration steps and tie-break "
+                        "permutations derive from the public config seed, so p' knows which "
+                        "steps are greedy (reproduction mode; 'secret' for deployment)"])

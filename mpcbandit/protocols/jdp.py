@@ -170,5 +170,16 @@ def plaintext(cfg: Config) -> dict:
     return summarize(off, run_protocol_inproc(off)[0])
 
 
+def privacy_warnings(s: JdpSection) -> list[str]:
+    """A run whose privatizing noise any party can recompute from the public config."""
+    if s.noise == "none":
+        return ["jdp.noise = 'none': no privacy at all (the non-private reference)"]
+    if s.seeded_noise:
+        return ["jdp.seeded_noise = true: the privatizer's noise derives from the public config "
+                "seed, so anyone can subtract it (tests and figures only)"]
+    return []
+
+
 PROTOCOL = Protocol(name="jdp", section=JdpSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True)
+                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
+                    privacy_warnings=privacy_warnings)

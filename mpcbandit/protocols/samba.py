@@ -417,5 +417,14 @@ def run_inproc_samba(cfg: Config, *, comp_view: list | None = None, wrap: dict |
     return summarize(cfg, results)
 
 
+def privacy_warnings(s: SambaSection) -> list[str]:
+    """A run whose protocol randomness any party can recompute from the public config."""
+    if s.fresh_seeds:
+        return []
+    return ["samba.fresh_seeds = false: masks, permutations and keys' randomness derive from "
+            "the public config seed, so any party can recompute them (reproduction mode)"]
+
+
 PROTOCOL = Protocol(name="samba", section=SambaSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers)
+                    plaintext=plaintext, summarize=summarize, peers=peers,
+                    privacy_warnings=privacy_warnings)
