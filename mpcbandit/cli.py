@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from mpcbandit.config import load_config
+from mpcbandit.config import PROTOCOL_MODULES, load_config
 from mpcbandit.errors import MpcBanditError
 
 __all__ = ["main"]
@@ -70,6 +70,7 @@ _net_opt = click.option("--net", default=None, metavar="NET",
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mpcbandit", message="mpcbandit %(version)s")
 def main() -> None:
     """mpcbandit: privacy-preserving bandit protocols, one OS process per party."""
     # results, logs, keys and checkpoints are private data: no file of ours is group/world readable
@@ -274,6 +275,28 @@ def collect(config: Path, results: tuple[Path, ...], out_dir: Path, seed: int | 
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
     click.echo(format_summary(summary) + f"\nsummary: {path}")
+
+
+@main.command()
+def protocols() -> None:
+    """List the protocols: name, paper, roles and shipped configs."""
+    from mpcbandit.explain import protocol_rows
+    from mpcbandit.launch import project_root
+
+    for row in protocol_rows(project_root()):
+        click.echo(f"{row['name']:<8} {row['paper']}")
+        click.echo(f"{'':<8} roles: {', '.join(row['roles'])}")
+        click.echo(f"{'':<8} configs: {', '.join(row['configs']) or '(none shipped)'}")
+    click.echo("\n`mpcbandit explain PROTOCOL` lists a protocol's config keys.")
+
+
+@main.command()
+@click.argument("protocol", type=click.Choice(sorted(PROTOCOL_MODULES)))
+def explain(protocol: str) -> None:
+    """Print every config key of PROTOCOL and of [run]/[network]: type, default, meaning."""
+    from mpcbandit.explain import explain_text
+
+    click.echo(explain_text(protocol))
 
 
 if __name__ == "__main__":

@@ -65,14 +65,14 @@ def spec(default: Any = dataclasses.MISSING, *, doc: str = "", **rules: Any) -> 
 # ---------------------------------------------------------------- generic section builder
 
 
-def _type_name(tp: Any) -> str:
+def type_name(tp: Any) -> str:
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+        return " or ".join(type_name(a) for a in typing.get_args(tp))
     if origin is list:
-        return f"list of {_type_name(typing.get_args(tp)[0])}"
+        return f"list of {type_name(typing.get_args(tp)[0])}"
     if origin is dict:
-        return f"table of {_type_name(typing.get_args(tp)[1])}"
+        return f"table of {type_name(typing.get_args(tp)[1])}"
     if tp is type(None):
         return "nothing"
     return getattr(tp, "__name__", str(tp))
@@ -92,15 +92,15 @@ def _check_type(value: Any, tp: Any, path: str) -> Any:
                     closest = e
         if closest is not None:
             raise closest
-        raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+        raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
     if origin is list:
         if not isinstance(value, list):
-            raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+            raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
         (item,) = typing.get_args(tp)
         return [_check_type(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
-            raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+            raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
         _, item = typing.get_args(tp)
         return {k: _check_type(v, item, f"{path}.{k}") for k, v in value.items()}
     if tp is Any:
@@ -114,7 +114,7 @@ def _check_type(value: Any, tp: Any, path: str) -> Any:
         raise ConfigError(path, f"expected int, got bool {value!r}")
     if isinstance(tp, type) and isinstance(value, tp):
         return value
-    raise ConfigError(path, f"expected {_type_name(tp)}, got {type(value).__name__} {value!r}")
+    raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
 
 
 def _check_rules(value: Any, rules: dict, path: str) -> None:
@@ -183,7 +183,8 @@ class RunSection:
                          doc="CurveZMQ on every socket unless 'none' (local tests only)")
     keys_dir: str = spec("", local=True,
                          doc="CURVE keys from `mpcbandit keys`; `run` makes fresh ones if empty")
-    max_message_mb: float = spec(256.0, min=0.001, max=2048.0)
+    max_message_mb: float = spec(256.0, min=0.001, max=2048.0,
+                                 doc="a message larger than this is refused, naming the peer")
     max_wall_s: float = spec(0.0, min=0.0, local=True,
                              doc="`run` stops the parties after this long (0: no cap); a run "
                                  "where no party progresses for startup_s + 4 x deadline_s "

@@ -35,6 +35,7 @@ class Protocol:
     """What the runtime needs to know about one protocol."""
 
     name: str
+    paper: str
     section: type
     roles: Callable[[Any], list[tuple[str, int]]]
     run_role: Callable[["PartyContext"], dict]

@@ -98,5 +98,6 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return {"iterations": cfg.section.iterations, "sum": out["sum"], "digest": out["digest"]}
 
 
-PROTOCOL = Protocol(name="demo", section=DemoSection, roles=roles, run_role=run_role,
+PROTOCOL = Protocol(name="demo", paper="secure sum over additive shares: the runtime's smoke test",
+                    section=DemoSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True)

@@ -44,7 +44,8 @@ AGENT, CONTROLLER = "agent", "controller"
 class FeducbSection:
     """[feducb]: agents, environment, privacy budget, synchronisation and (P2P) graph."""
 
-    mode: str = spec("centralized", choices=("centralized", "p2p"))
+    mode: str = spec("centralized", choices=("centralized", "p2p"),
+                     doc="agents sync through a controller, or peer to peer over a graph")
     agents: int = spec(4, min=2, max=1024, doc="M, agents (one process each)")
     dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
     actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
@@ -347,6 +348,7 @@ def privacy_warnings(s: FeducbSection) -> list[str]:
     return out
 
 
-PROTOCOL = Protocol(name="feducb", section=FeducbSection, roles=roles, run_role=run_role,
+PROTOCOL = Protocol(name="feducb", paper='Dubey & Pentland 2020, differentially-private federated LinUCB (FedUCB)',
+                    section=FeducbSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings)

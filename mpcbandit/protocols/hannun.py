@@ -525,7 +525,8 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return out
 
 
-PROTOCOL = Protocol(name="hannun", section=HannunSection, roles=roles, run_role=run_role,
+PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
+                    section=HannunSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
                     privacy_warnings=lambda s: [] if s.exploration == "secret" else [
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "

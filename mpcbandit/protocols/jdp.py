@@ -180,6 +180,7 @@ def privacy_warnings(s: JdpSection) -> list[str]:
     return []
 
 
-PROTOCOL = Protocol(name="jdp", section=JdpSection, roles=roles, run_role=run_role,
+PROTOCOL = Protocol(name="jdp", paper='Shariff & Sheffet 2018, joint-differentially-private LinUCB',
+                    section=JdpSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings)

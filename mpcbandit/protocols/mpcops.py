@@ -39,8 +39,9 @@ class MpcOpsSection:
     repeats: int = spec(7, min=1, max=100_000, doc="timed calls per op (median reported)")
     frac_bits: int = spec(20, min=8, max=40, doc="fixed-point fractional bits L")
     trunc: str = spec("auto", choices=TRUNC_CHOICES, doc="truncation after products")
-    argmax_method: str = spec("auto", choices=ARGMAX_METHODS)
-    reciprocal_iterations: int = spec(7, min=1, max=30)
+    argmax_method: str = spec("auto", choices=ARGMAX_METHODS, doc="how the argmax op compares")
+    reciprocal_iterations: int = spec(7, min=1, max=30,
+                                      doc="Newton iterations of the reciprocal op")
 
     def validate(self, path: str) -> None:
         for i, op in enumerate(self.ops):
@@ -170,5 +171,6 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return {"iterations": 1, "ops": lead["output"]["ops"]}
 
 
-PROTOCOL = Protocol(name="mpcops", section=MpcOpsSection, roles=roles, run_role=run_role,
+PROTOCOL = Protocol(name="mpcops", paper="the MPC engine's operations (Hannun et al. 2019, Table 1)",
+                    section=MpcOpsSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize)

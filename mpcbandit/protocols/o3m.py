@@ -50,11 +50,12 @@ class O3mSection:
     partition: list[int] = spec([20] * 5, doc="d_j of each participant (M entries, sum = d)")
     arms: int = spec(10, min=2, max=1_000_000, doc="K arms per round")
     iterations: int = spec(1000, min=1, max=100_000_000, doc="T rounds")
-    algorithm: str = spec("linucb", choices=("linucb", "lints"))
+    algorithm: str = spec("linucb", choices=("linucb", "lints"), doc="LinUCB or LinTS scores")
     beta: float = spec(0.5, min=0.0, doc="LinUCB exploration beta_t (constant)")
     v: float = spec(0.01, min=0.0, doc="LinTS posterior scale v")
     lam: float = spec(1.0, key="lambda", doc="ridge regulariser lambda > 0")
-    data: str = spec("synthetic", choices=("synthetic", "criteo"))
+    data: str = spec("synthetic", choices=("synthetic", "criteo"),
+                     doc="synthetic contexts, or the Criteo sample (o3m.data_path)")
     data_path: str = spec("", local=True, doc="criteo log (CSV or TSV); '' = the shared 1,999-row sample")
     baseline: str = spec("central", choices=("central", "partial"),
                          doc="--plaintext: LinUCB/LinTS on all d features, or the first few only")
@@ -308,5 +309,6 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return out | {"seconds_per_round": ap["protocol_wall_s"] / s.iterations}
 
 
-PROTOCOL = Protocol(name="o3m", section=O3mSection, roles=roles, run_role=run_role,
+PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask vertical federated LinUCB/LinTS',
+                    section=O3mSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers)

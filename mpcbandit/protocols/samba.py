@@ -425,6 +425,7 @@ def privacy_warnings(s: SambaSection) -> list[str]:
             "the public config seed, so any party can recompute them (reproduction mode)"]
 
 
-PROTOCOL = Protocol(name="samba", section=SambaSection, roles=roles, run_role=run_role,
+PROTOCOL = Protocol(name="samba", paper='Ciucanu et al. 2022, SAMBA: secure multi-armed bandits',
+                    section=SambaSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
                     privacy_warnings=privacy_warnings)
