@@ -12,7 +12,7 @@ SYNTHETIC = REPO / "configs" / "samba-synthetic.toml"
 
 def samba_config(**overrides):
     """The synthetic samba config with samba.<key>=value overrides (small Paillier keys)."""
-    sets = {"paillier_bits": 256, **overrides}
+    sets = {"paillier_bits": 256, "insecure_small_keys": True, **overrides}
     return load_config(SYNTHETIC, [f"samba.{k}={_toml(v)}" for k, v in sets.items()])
 
 

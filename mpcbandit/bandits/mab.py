@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["ArmState", "Algorithm", "ALGORITHMS", "register", "make_algorithm",
-           "argmax_position", "matching_position", "pull", "play_standard"]
+           "argmax_position", "matching_position", "uniform_position", "pull", "play_standard"]
 
 
 @dataclass
@@ -51,6 +51,7 @@ class Algorithm:
     name = ""
     iterations = 1        # nb_A
     explores = False      # epsilon-greedy: some steps are uniform exploration (§5.4)
+    log_scores = False    # scores are logarithms: masked by an offset, compared after exp
 
     def __init__(self, epsilon: float = 0.1, tau: float = 0.1, beta: float = 0.1):
         self.epsilon, self.tau, self.beta = epsilon, tau, beta
@@ -139,12 +140,14 @@ class Softmax(Algorithm):
     """Boltzmann exploration: arm i with probability proportional to exp(mean_i / tau)."""
 
     name = "softmax"
+    log_scores = True  # exp(mean / tau) overflows for tau below ~1/709: subtract the max first
 
     def compute_score(self, l: int, t: int, arm: ArmState) -> float:
-        return math.exp(arm.s / arm.n / self.tau)
+        return arm.s / arm.n / self.tau
 
     def select_arm(self, l: int, t: int, values: list[float], u: float) -> int:
-        return matching_position(values, u)
+        top = max(values)
+        return matching_position([math.exp(v - top) for v in values], u)
 
 
 @register
@@ -167,6 +170,15 @@ class Pursuit(Algorithm):
         return argmax_position(values) if l == 1 else matching_position(values, u)
 
 
+def uniform_position(u: float, k: int) -> int:
+    """An exploration step's position in the permuted list, from Comp's own uniform u.
+
+    Comp draws it (as in the authors' prototype): a fixed position would name the pulled arm
+    to the Controller, which knows the permutation.
+    """
+    return min(int(u * k), k - 1)
+
+
 def pull(mean: float, u: float) -> int:
     """Bernoulli(mean) reward from the uniform u of this arm and step."""
     return 1 if u < mean else 0
@@ -181,7 +193,7 @@ def play_standard(alg: Algorithm, means: list[float], budget: int, *,
     """Fig. 3 with A's strategy; returns the arm pulled and the reward at each step 1..N.
 
     Ties and the order of a probability matching follow the permutation sigma[l-1](t), and
-    exploration picks the arm at position 0 of that permutation: the randomness of the
+    exploration picks the arm at the position Comp draws from select_u: the randomness of the
     federated run, with the same seeds (Theorem 2).
     """
     k = len(means)
@@ -198,10 +210,10 @@ def play_standard(alg: Algorithm, means: list[float], budget: int, *,
         for l in range(1, alg.iterations + 1):
             perm = sigma[l - 1](t)
             if explore:
-                scores = [0.0] * k
+                chosen = int(perm[uniform_position(select_u[l - 1](t), k)])
             else:
                 scores = [alg.compute_score(l, t, a) for a in state]
-            chosen = int(perm[alg.select_arm(l, t, [scores[i] for i in perm], select_u[l - 1](t))])
+                chosen = int(perm[alg.select_arm(l, t, [scores[i] for i in perm], select_u[l - 1](t))])
             if l < alg.iterations:
                 for i, a in enumerate(state):
                     alg.update(l, t, a, int(i == chosen))

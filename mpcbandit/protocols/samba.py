@@ -19,6 +19,7 @@ holds the AES key; Comp sees only masked scores in a fresh random order; DC sees
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 import time
@@ -26,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpcbandit.bandits.mab import ALGORITHMS, Algorithm, ArmState, make_algorithm, play_standard, pull
+from mpcbandit.bandits.mab import (ALGORITHMS, Algorithm, ArmState, make_algorithm, play_standard,
+                                   pull, uniform_position)
 from mpcbandit.config import Config, spec
 from mpcbandit.crypto import paillier
 from mpcbandit.crypto.aead import Aead, AuthenticationError, sealed_size
@@ -43,6 +45,7 @@ SCORE_CT = sealed_size(SCORE_BYTES)   # 36 bytes on the wire per score
 BIT_CT = sealed_size(1)               # 29 bytes per pulling bit
 KEY_CONTEXT = b"samba/aes-key"
 MASK_LOG2_RANGE = 20.0                # alpha_t = 2^x, x uniform in [-20, 20)
+MIN_PAILLIER_BITS = 2048              # NIST SP 800-57: ~112-bit security
 _PROGRESS_EVERY = 256
 
 
@@ -55,11 +58,14 @@ class SambaSection:
     algorithm: str = spec("epsilon-greedy", doc="epsilon-greedy | epsilon-decreasing | ucb | "
                           "thompson | softmax | pursuit (or any registered plug-in)")
     epsilon: float = spec(0.1, min=0.0, max=1.0, doc="exploration probability (epsilon-greedy)")
-    tau: float = spec(0.1, min=1e-6, doc="Softmax temperature")
+    tau: float = spec(0.1, min=1e-12, doc="Softmax temperature (> 0)")
     beta: float = spec(0.1, min=0.0, max=1.0, doc="Pursuit learning rate")
     data: str = spec("synthetic", local=True, doc="'synthetic', or an arm file (K, then one mean per line), "
                      "absolute or relative to the data directory ($MPCBANDIT_DATA or ../shared/data)")
-    paillier_bits: int = spec(2048, min=128, max=8192, doc="Paillier modulus length")
+    paillier_bits: int = spec(2048, min=128, max=8192, doc="Paillier modulus length (>= 2048 "
+                              "unless insecure_small_keys)")
+    insecure_small_keys: bool = spec(False, doc="allow Paillier keys below 2048 bits: fast tests "
+                                     "only, such keys can be factored")
     fresh_seeds: bool = spec(False, doc="draw the protocol seeds from os.urandom (deployment); "
                              "false derives them from the config seed so --plaintext matches")
 
@@ -70,6 +76,10 @@ class SambaSection:
         if self.budget < self.arms:
             raise ConfigError(f"{path}.budget", f"budget {self.budget} is below the number of arms "
                               f"{self.arms} (every arm is pulled once first)")
+        if self.paillier_bits < MIN_PAILLIER_BITS and not self.insecure_small_keys:
+            raise ConfigError(f"{path}.paillier_bits", f"{self.paillier_bits}-bit Paillier keys can "
+                              f"be factored; use >= {MIN_PAILLIER_BITS}, or set {path}."
+                              "insecure_small_keys = true for a test")
         if self.data != "synthetic":
             arm_means(self, 0, key=f"{path}.data")
 
@@ -134,6 +144,11 @@ def _sigma_streams(seed: bytes, k: int, iterations: int) -> list[KeyedStream]:
 
 def _select_streams(seed: bytes, iterations: int) -> list[KeyedStream]:
     return [KeyedStream(seed, f"select/{l}") for l in range(1, iterations + 1)]
+
+
+def _masked(alg: Algorithm, alpha: float, v: float) -> float:
+    """alpha_t applied to a score: a factor, or in the log domain an offset log(alpha_t)."""
+    return v + math.log(alpha) if alg.log_scores else alpha * v
 
 
 def _mask(u: float) -> float:
@@ -288,8 +303,9 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
         for l in range(1, alg.iterations + 1):
             tag = f"permuted t={t} l={l}"
             blob = chan.exchange("permuted", send=reply, recv=[CONTROLLER0])[CONTROLLER0]  # (3)
-            if blob is None:
-                values = equal  # exploration step: every arm has the same score
+            u = select_u[l - 1].row(t)
+            if blob is None:  # exploration step (§5.4): a position only Comp knows
+                values, pos = equal, uniform_position(u, k)
             else:
                 blob = _expect_bytes(blob, k * SCORE_CT, CONTROLLER0, tag)
                 try:
@@ -297,7 +313,7 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
                 except AuthenticationError as e:
                     raise ProtocolError(CONTROLLER0, tag, f"AES-GCM rejected the score at "
                                         f"position {e.index}: tampered or replayed") from None
-            pos = alg.select_arm(l, t, values, select_u[l - 1].row(t))                # (4)
+                pos = alg.select_arm(l, t, values, u)                                # (4)
             if view is not None:
                 view.append((t, l, values, pos))
             reply = {CONTROLLER0: aead.seal_many([one if j == pos else zero for j in range(k)],
@@ -335,7 +351,7 @@ def _data_owner(ctx: PartyContext) -> dict:
                 send = None
             else:
                 v = alg.compute_score(l, t, arm)                                     # (2)
-                send = {CONTROLLER0: aead.seal(pack(_mask(alphas[l - 1].row(t)) * v),
+                send = {CONTROLLER0: aead.seal(pack(_masked(alg, _mask(alphas[l - 1].row(t)), v)),
                                                _aad("score", t, l))}
             item = chan.exchange("core", send=send, recv=[CONTROLLER0])[CONTROLLER0]  # (5)
             tag = f"core t={t} l={l}"
@@ -418,11 +434,14 @@ def run_inproc_samba(cfg: Config, *, comp_view: list | None = None, wrap: dict |
 
 
 def privacy_warnings(s: SambaSection) -> list[str]:
-    """A run whose protocol randomness any party can recompute from the public config."""
-    if s.fresh_seeds:
-        return []
-    return ["samba.fresh_seeds = false: masks, permutations and keys' randomness derive from "
-            "the public config seed, so any party can recompute them (reproduction mode)"]
+    """Settings under which a SAMBA run does not keep its promise."""
+    out = []
+    if not s.fresh_seeds:
+        out.append("samba.fresh_seeds = false: masks, permutations and keys' randomness derive "
+                   "from the public config seed, so any party can recompute them (reproduction mode)")
+    if s.paillier_bits < MIN_PAILLIER_BITS:
+        out.append(f"samba.paillier_bits = {s.paillier_bits}: keys this small can be factored")
+    return out
 
 
 PROTOCOL = Protocol(name="samba", paper='Ciucanu et al. 2022, SAMBA: secure multi-armed bandits',
