@@ -100,9 +100,11 @@ class ZmqLink:
                 d = self._socket(zmq.DEALER)
                 d.setsockopt(zmq.ROUTING_ID, me.encode())
                 d.setsockopt(zmq.SNDHWM, QUEUE_MESSAGES)
-                # ZMTP pings find a peer whose host vanished without closing the connection
+                # ZMTP pings find a peer whose host vanished without closing the connection;
+                # no sooner than a send would time out, so a frozen peer is still named as such
                 d.setsockopt(zmq.HEARTBEAT_IVL, _HEARTBEAT_MS)
-                d.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * _HEARTBEAT_MS)
+                d.setsockopt(zmq.HEARTBEAT_TIMEOUT, min(max(3 * _HEARTBEAT_MS,
+                                                            int(send_timeout_s * 1000)), 2**31 - 1))
                 self._monitors[peer] = d.get_monitor_socket(_LINK_EVENTS)
                 if curve is not None:
                     d.curve_serverkey = curve.roster.keys[peer]
