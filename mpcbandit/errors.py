@@ -1,6 +1,6 @@
 """Exceptions shared by every layer; each names what failed and where."""
 
-__all__ = ["MpcBanditError", "ConfigError", "ProtocolError", "PeerTimeout", "PeerGone",
+__all__ = ["MpcBanditError", "ConfigError", "DataError", "ProtocolError", "PeerTimeout", "PeerGone",
            "PartyFailed",
            "printable"]
 
@@ -43,6 +43,10 @@ class PeerTimeout(MpcBanditError):
         self.tag = tag
         self.deadline_s = deadline_s
         super().__init__(f"no message from peer '{peer}' with tag '{tag}' within {deadline_s:g} s")
+
+
+class DataError(MpcBanditError, ValueError):
+    """A data file is missing, unreadable or damaged; names the file."""
 
 
 class PeerGone(PeerTimeout):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from mpcbandit.data import data_root
+from mpcbandit.errors import DataError
 from mpcbandit.data.kmeans import kernel_probabilities, kmeans
 from mpcbandit.data.mnist import load_mnist, pca_project, read_idx
 from mpcbandit.data.tasks import make_task
@@ -26,6 +27,11 @@ def test_read_idx_reads_raw_and_gzip_and_rejects_garbage(tmp_path):
     (tmp_path / "short").write_bytes(_idx_bytes(arr)[:-1])
     with pytest.raises(ValueError, match="header says shape"):
         read_idx(tmp_path / "short")
+    damaged = gzip.compress(_idx_bytes(arr))
+    for name, data in (("cut.gz", damaged[:-9]), ("flipped.gz", damaged[:12] + b"\xff" * 8 + damaged[20:])):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(DataError, match=f"{name}: cannot read it"):
+            read_idx(tmp_path / name)
 
 
 def test_pca_project_gives_unit_rows_on_top_components():

@@ -111,3 +111,10 @@ def test_non_finite_results_become_null_not_invalid_json(tmp_path):
     path = write_json(tmp_path / "r.json", {"regret": float("nan"), "x": [1.0, float("inf")]})
     assert json.loads(path.read_text()) == {"regret": None, "x": [1.0, None]}
     assert mode(path) == 0o600
+
+
+def test_resume_from_a_damaged_run_json_is_named(tmp_path):
+    (tmp_path / "run.json").write_text('{"config": "configs/demo-sum.toml"')
+    done = run_cli("run", "--resume", tmp_path)
+    assert done.returncode != 0
+    assert f"{tmp_path / 'run.json'} is damaged" in done.stderr and "Traceback" not in done.stderr

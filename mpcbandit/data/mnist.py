@@ -5,9 +5,12 @@ the covariance), each vector normalised to unit length."""
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 
 import numpy as np
+
+from mpcbandit.errors import DataError
 
 __all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features"]
 
@@ -19,18 +22,21 @@ _FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
 def read_idx(path: Path) -> np.ndarray:
     """The array stored in one IDX file (gzip-compressed or not)."""
     path = Path(path)
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+    try:
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as e:
+        raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
-        raise ValueError(f"{path}: not an IDX file (bad magic {raw[:4].hex()})")
+        raise DataError(f"{path}: not an IDX file (bad magic {raw[:4].hex()})")
     ndim = raw[3]
     shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
     dtype = np.dtype(_IDX_DTYPES[raw[2]])
     start = 4 + 4 * ndim
     count = int(np.prod(shape, dtype=np.int64))
     if len(raw) - start != count * dtype.itemsize:
-        raise ValueError(f"{path}: header says shape {shape} but the file holds "
+        raise DataError(f"{path}: header says shape {shape} but the file holds "
                          f"{len(raw) - start} data bytes")
     return np.frombuffer(raw, dtype=dtype, offset=start, count=count).reshape(shape)
 
