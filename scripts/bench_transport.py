@@ -1,4 +1,5 @@
-"""Transport benchmark: one `exchange` round vs raw pyzmq, 2 and 3 processes on loopback.
+"""Transport benchmark: one `exchange` round vs raw pyzmq, 2 and 3 processes on loopback,
+and with CurveZMQ on both sides (ours with its authenticator, raw with the cipher alone).
 
 Each party sends the payload to every other party and then receives theirs (all-to-all):
 with our Channel (codec, tags, buffering, accounting) and with bare pyzmq sockets of the same
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import zmq
+import zmq.utils.z85
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -33,8 +36,17 @@ SIZES = [8, 64, 1024, 8 * 1024, 64 * 1024, 512 * 1024, 2 * 2**20, 8 * 2**20]
 
 
 def reps_for(size: int, quick: bool) -> int:
-    n = max(20, min(2000, (256 * 2**20) // max(size, 1) // 8))
-    return max(10, n // 10) if quick else n
+    n = max(200, min(6000, (256 * 2**20) // max(size, 1) // 8))
+    return max(100, n // 5) if quick else n
+
+
+def _curve_keys(n: int) -> dict[str, tuple[bytes, bytes]]:
+    """(public, secret) z85 CURVE keys of p.0 .. p.n-1, derived so every worker knows them."""
+    keys = {}
+    for i in range(n):
+        secret = zmq.utils.z85.encode(bytes([i + 1]) * 32)
+        keys[f"p.{i}"] = (zmq.curve_public(secret), secret)
+    return keys
 
 
 def worker(rank: int, n: int, base: int, mode: str, sizes: list[int], quick: bool) -> None:
@@ -42,48 +54,70 @@ def worker(rank: int, n: int, base: int, mode: str, sizes: list[int], quick: boo
     me = names[rank]
     addr = {nm: f"tcp://127.0.0.1:{base + i}" for i, nm in enumerate(names)}
     peers = [nm for nm in names if nm != me]
-    if mode == "ours":
-        link = ZmqLink(me, addr[me], {p: addr[p] for p in peers}, max_bytes=64 * 2**20)
+    curve = mode.endswith("-curve")
+    keys = _curve_keys(n) if curve else {}
+    if mode.startswith("ours"):
+        setup = None
+        if curve:
+            from mpcbandit.net.security import CurveSetup, Keypair, Roster
+            setup = CurveSetup(me, Keypair(*keys[me]), Roster({k: v[0] for k, v in keys.items()}))
+        link = ZmqLink(me, addr[me], {p: addr[p] for p in peers}, max_bytes=64 * 2**20, curve=setup)
         link.hello(30)
         chan = Channel(me, peers, link, session="bench", deadline_s=60, max_bytes=64 * 2**20)
     else:  # bare pyzmq, same topology: a ROUTER to receive, a DEALER per peer to send
         ctx = zmq.Context()
         router = ctx.socket(zmq.ROUTER)
+        if curve:  # CURVE without an authenticator: the floor of the cipher alone
+            router.curve_server = True
+            router.curve_publickey, router.curve_secretkey = keys[me]
         router.bind(addr[me])
         dealers = []
         for p in peers:
             d = ctx.socket(zmq.DEALER)
             d.setsockopt(zmq.ROUTING_ID, me.encode())
+            if curve:
+                d.curve_publickey, d.curve_secretkey = keys[me]
+                d.curve_serverkey = keys[p][0]
             d.connect(addr[p])
             dealers.append(d)
+        for d in dealers:  # a first round trip, so no round below waits for a connection
+            d.send(b"hi")
+        for _ in peers:
+            router.recv_multipart()
     results = []
     for size in sizes:
         reps = reps_for(size, quick)
         payload = np.zeros(size, dtype=np.uint8)
         raw = bytes(size)
         times = []
-        for r in range(reps + 5):
+        cpu0 = 0.0
+        for r in range(reps + 50):
+            if r == 50:
+                ru = resource.getrusage(resource.RUSAGE_SELF)
+                cpu0 = ru.ru_utime + ru.ru_stime
             t0 = time.perf_counter()
-            if mode == "ours":
+            if mode.startswith("ours"):
                 chan.exchange("bench", send={p: payload for p in peers}, recv=peers)
             else:
                 for d in dealers:
                     d.send(raw, copy=size < 65536)
                 for _ in peers:
                     router.recv_multipart(copy=size < 65536)
-            if r >= 5:
+            if r >= 50:
                 times.append(time.perf_counter() - t0)
+        ru = resource.getrusage(resource.RUSAGE_SELF)
         med = statistics.median(times)
-        results.append({"size": size, "median_us": med * 1e6, "mb_s": size / med / 1e6})
-    if mode == "ours":
+        results.append({"size": size, "median_us": med * 1e6, "mb_s": size / med / 1e6,
+                        "cpu_us": (ru.ru_utime + ru.ru_stime - cpu0) / reps * 1e6})
+    if mode.startswith("ours"):
         chan.close()
     else:
         ctx.destroy(linger=1000)
-    if rank == 0:
-        print(json.dumps(results))
+    print(json.dumps(results))
 
 
 def run(n: int, mode: str, sizes: list[int], quick: bool) -> list[dict]:
+    """One benchmark of n processes; per size, the median round over ranks and their CPU."""
     base = pick_base_port("127.0.0.1", n)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(n), str(base), mode,
@@ -92,7 +126,12 @@ def run(n: int, mode: str, sizes: list[int], quick: bool) -> list[dict]:
     outs = [p.communicate(timeout=600)[0] for p in procs]
     if any(p.returncode for p in procs):
         raise SystemExit(f"benchmark worker failed: {[p.returncode for p in procs]}")
-    return json.loads(outs[0])
+    per_rank = [json.loads(o) for o in outs]
+    return [{"size": rows[0]["size"],
+             "median_us": statistics.median(r["median_us"] for r in rows),
+             "mb_s": statistics.median(r["mb_s"] for r in rows),
+             "cpu_us": statistics.mean(r["cpu_us"] for r in rows)}
+            for rows in zip(*per_rank)]
 
 
 def fmt_size(n: int) -> str:
@@ -105,24 +144,37 @@ def main() -> None:
         worker(int(rank), int(n), int(base), mode, [int(s) for s in sizes.split(",")],
                "--quick" in sys.argv)
         return
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and sizes")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="interleaved runs per variant; the fastest is reported (default 3)")
     ap.add_argument("--json", type=Path, help="also write the records here")
     args = ap.parse_args()
     sizes = SIZES[::2] + [SIZES[-1]] if args.quick else SIZES
     records = []
-    print(f"load average {os.getloadavg()[0]:.2f}; one round = send to every peer, receive from every peer")
-    print(f"{'procs':>5} {'payload':>8} | {'ours us':>9} {'raw us':>9} {'overhead':>9} | "
-          f"{'ours MB/s':>9} {'raw MB/s':>9}")
-    for n in (2, 3):
-        ours, raw = run(n, "ours", sizes, args.quick), run(n, "raw", sizes, args.quick)
+    print(f"load average {os.getloadavg()[0]:.2f}; one round = send to every peer, receive from "
+          f"every peer; best of {args.repeats} interleaved runs; cpu = process CPU (all threads) "
+          "per round, per party")
+    print(f"{'procs':>5} {'security':>8} {'payload':>8} | {'ours us':>8} {'raw us':>8} {'ratio':>6} | "
+          f"{'ours cpu':>8} {'raw cpu':>8} | {'ours MB/s':>9} {'raw MB/s':>9}")
+    for n, security in ((2, "none"), (3, "none"), (2, "curve")):
+        suffix = "-curve" if security == "curve" else ""
+        case_sizes = sizes if security == "none" else [s for s in sizes if s <= 64 * 1024]
+        ours, raw = [], []
+        for _ in range(args.repeats):  # interleaved, so drifts of the machine hit both alike
+            ours.append(run(n, "ours" + suffix, case_sizes, args.quick))
+            raw.append(run(n, "raw" + suffix, case_sizes, args.quick))
+        ours = [min(rows, key=lambda r: r["median_us"]) for rows in zip(*ours)]
+        raw = [min(rows, key=lambda r: r["median_us"]) for rows in zip(*raw)]
         for o, r in zip(ours, raw):
-            over = o["median_us"] - r["median_us"]
-            pct = 100 * over / r["median_us"]
-            print(f"{n:>5} {fmt_size(o['size']):>8} | {o['median_us']:>9.1f} {r['median_us']:>9.1f} "
-                  f"{over:>+6.1f}us/{pct:>+4.0f}% | {o['mb_s']:>9.1f} {r['mb_s']:>9.1f}")
-            records.append({"procs": n, "size": o["size"], "ours_us": o["median_us"],
-                            "raw_us": r["median_us"], "ours_mb_s": o["mb_s"], "raw_mb_s": r["mb_s"]})
+            ratio = o["median_us"] / r["median_us"]
+            print(f"{n:>5} {security:>8} {fmt_size(o['size']):>8} | {o['median_us']:>8.1f} "
+                  f"{r['median_us']:>8.1f} {ratio:>5.2f}x | {o['cpu_us']:>8.1f} {r['cpu_us']:>8.1f} | "
+                  f"{o['mb_s']:>9.1f} {r['mb_s']:>9.1f}")
+            records.append({"procs": n, "security": security, "size": o["size"],
+                            "ours_us": o["median_us"], "raw_us": r["median_us"], "ratio": ratio,
+                            "ours_cpu_us": o["cpu_us"], "raw_cpu_us": r["cpu_us"],
+                            "ours_mb_s": o["mb_s"], "raw_mb_s": r["mb_s"]})
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
 

@@ -103,6 +103,6 @@ def test_a_message_recorded_in_an_earlier_run_is_rejected():
         b2.recv("x", "a")
     assert e.value.peer == "a"
     # a forged envelope carrying the base session does not pass either
-    hub2.link("a").send("b", b"x#0", encode(Envelope("base", 0, "a", "x#0", 1)))
+    hub2.link("a").send("b", encode(Envelope("base", 0, "a", "x#0", 1)))
     with pytest.raises(ProtocolError, match="session"):
         b2.recv("x", "a")

@@ -10,7 +10,7 @@ from mpcbandit.config import NetSpec
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.channel import Channel
-from mpcbandit.net.codec import Envelope, encode
+from mpcbandit.net.codec import Envelope, decode, encode
 from mpcbandit.net.inproc import InprocHub, run_inproc
 from mpcbandit.net.zmq_link import ZmqLink
 
@@ -35,8 +35,8 @@ def test_tags_are_label_and_per_link_count():
     chan.send("mul", "b", 0)
     chan.send("mul", "b", 0)
     chan.send("lt", "b", 0)
-    tags = [hub.queues["b"].get_nowait()[1] for _ in range(3)]
-    assert tags == [b"mul#0", b"mul#1", b"lt#0"]
+    tags = [decode(hub.queues["b"].get_nowait()[1], "a", "?", 2**20).tag for _ in range(3)]
+    assert tags == ["mul#0", "mul#1", "lt#0"]
 
 
 def test_deadline_error_names_the_silent_peer_and_the_tag():
@@ -126,14 +126,14 @@ def test_duplicate_messages_are_dropped():
 @pytest.mark.parametrize("field,value,match", [
     ("session", "other-run", "session"),
     ("sender", "c", "claims sender"),
-    ("tag", "y#0", "differs"),
+    ("tag", 5, "'tag' is not a str"),
 ])
-def test_foreign_session_spoofed_sender_and_mismatched_tag_are_rejected(field, value, match):
+def test_foreign_session_spoofed_sender_and_malformed_tag_are_rejected(field, value, match):
     hub = InprocHub(["a", "b"])
     _, b = _channel_pair(hub)
     env = dict(session="s1", seq=0, sender="a", tag="x#0", body=1)
     env[field] = value
-    hub.link("a").send("b", b"x#0", encode(Envelope(**env)))
+    hub.link("a").send("b", encode(Envelope(**env)))
     with pytest.raises(ProtocolError, match=match) as e:
         b.recv("x", "a")
     assert e.value.peer == "a"
@@ -142,7 +142,7 @@ def test_foreign_session_spoofed_sender_and_mismatched_tag_are_rejected(field, v
 def test_unknown_sender_is_rejected():
     hub = InprocHub(["a", "b", "mallory"])
     _, b = _channel_pair(hub)
-    hub.link("mallory").send("b", b"x#0", encode(Envelope("s1", 0, "mallory", "x#0", 1)))
+    hub.link("mallory").send("b", encode(Envelope("s1", 0, "mallory", "x#0", 1)))
     with pytest.raises(ProtocolError, match="unknown sender") as e:
         b.recv("x", "a")
     assert e.value.peer == "mallory"
@@ -195,9 +195,9 @@ def test_very_long_deadlines_do_not_overflow_the_socket_timeout():
     a = ZmqLink("a", addr["a"], {"b": addr["b"]}, max_bytes=2**20)
     b = ZmqLink("b", addr["b"], {"a": addr["a"]}, max_bytes=2**20)
     try:
-        a.send("b", b"x#0", encode(Envelope("s", 0, "a", "x#0", 1)))
+        a.send("b", encode(Envelope("s", 0, "a", "x#0", 1)))
         got = b.poll(10**9)  # a ~31-year deadline: more ms than a C int holds
-        assert got is not None and got[0] == "a" and got[1] == b"x#0"
+        assert got is not None and got[0] == "a" and decode(got[1], "a", "?", 2**20).tag == "x#0"
     finally:
         a.close()
         b.close()
@@ -223,7 +223,7 @@ def test_a_sender_far_ahead_of_its_reader_waits_with_a_deadline():
 def test_a_timeout_after_dropped_replays_says_so():
     hub = InprocHub(["a", "b"])
     a, b = _channel_pair(hub)
-    hub.link("a").send("b", b"y#0", encode(Envelope("s1", 10, "a", "y#0", 1)))  # jumps to seq 10
+    hub.link("a").send("b", encode(Envelope("s1", 10, "a", "y#0", 1)))  # jumps to seq 10
     assert b.recv("y", "a") == 1
     a.send("x", "b", 2)  # seq 0: at or below the jump, so dropped as a replay
     with pytest.raises(PeerTimeout) as e:

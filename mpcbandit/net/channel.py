@@ -32,9 +32,9 @@ class Link(Protocol):
     has been down); the channel then names a dead peer during long waits.
     """
 
-    def send(self, peer: str, tag: bytes, frames: list) -> None: ...
+    def send(self, peer: str, frames: list) -> None: ...
 
-    def poll(self, timeout_s: float) -> tuple[str, bytes, list] | None: ...
+    def poll(self, timeout_s: float) -> tuple[str, list] | None: ...
 
     def close(self) -> None: ...
 
@@ -58,6 +58,7 @@ class Channel:
         self.stats = RoundStats()
         self._one_way = net.one_way_s if net else 0.0
         self._bw = net.bytes_per_s if net else None
+        self._emulated = bool(self._bw or self._one_way)
         self._link_free: dict[str, float] = defaultdict(float)
         self._seq_out: dict[str, int] = defaultdict(int)
         self._seq_in: dict[str, int] = defaultdict(lambda: -1)
@@ -147,11 +148,12 @@ class Channel:
         self._count_out[(peer, label)] += 1
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
-        frames = encode(Envelope(session=self._session_out[peer], seq=seq, sender=self.me, tag=tag,
-                                 body=body))
-        tag_b = tag.encode()
-        self.link.send(peer, tag_b, frames)
-        return len(tag_b) + frames_nbytes(frames)
+        frames = encode(Envelope(self._session_out[peer], seq, self.me, tag, body))
+        try:
+            self.link.send(peer, frames)
+        except PeerTimeout as e:  # the link knows no tags
+            raise PeerTimeout(peer, tag, e.deadline_s) from None
+        return frames_nbytes(frames)
 
     def _receive(self, label: str, peer: str, deadline_s: float) -> tuple[Any, int]:
         tag = self._tag(label, peer, self._count_in)
@@ -185,9 +187,10 @@ class Channel:
         deliver_at, (body, nbytes) = self._buffer.pop((peer, tag))
         self._count_in[(peer, label)] += 1
         self._buffered[peer] -= 1
-        delay = deliver_at - time.perf_counter()
-        if delay > 0:
-            time.sleep(delay)
+        if deliver_at:  # an emulated network: hand it over when it would have arrived
+            delay = deliver_at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
         return body, nbytes
 
     def _pump(self, timeout_s: float) -> None:
@@ -195,23 +198,18 @@ class Channel:
         got = self.link.poll(timeout_s)
         if got is None:
             return
-        arrived = time.perf_counter()
-        sender, tag_b, frames = got
-        try:
-            tag = tag_b.decode()
-        except UnicodeDecodeError:
-            raise ProtocolError(sender, repr(tag_b[:40]), "tag frame is not UTF-8") from None
+        arrived = time.perf_counter() if self._emulated else 0.0
+        sender, frames = got
         if sender not in self.peers:
-            raise ProtocolError(sender, tag, f"unknown sender (peers of {self.me}: {sorted(self.peers)})")
-        env = decode(frames, sender, tag, self.max_bytes)
+            raise ProtocolError(sender, "?", f"unknown sender (peers of {self.me}: {sorted(self.peers)})")
+        env = decode(frames, sender, "?", self.max_bytes)
+        tag = env.tag  # one frame per small message: the tag travels inside the envelope
         if env.session != self._session_in[sender]:
             raise ProtocolError(sender, tag, f"message of session {env.session!r}, expected "
                                              f"{self._session_in[sender]!r}: from another or an "
                                              "earlier run (replayed), or the peer's --session differs")
         if env.sender != sender:
             raise ProtocolError(sender, tag, f"envelope claims sender {env.sender!r}")
-        if env.tag != tag:
-            raise ProtocolError(sender, tag, f"envelope tag {env.tag!r} differs from frame tag")
         if env.seq <= self._seq_in[sender]:
             self.duplicates_dropped += 1  # replayed or duplicated: already delivered
             self._dropped_from[sender] += 1
@@ -221,14 +219,15 @@ class Channel:
             raise ProtocolError(sender, tag, "second message with the same tag")
         if self._buffered[sender] >= MAX_BUFFERED:
             raise ProtocolError(sender, tag, f"more than {MAX_BUFFERED} unread messages")
-        nbytes = len(tag_b) + frames_nbytes(frames)
+        nbytes = frames_nbytes(frames)
         self._buffer[(sender, tag)] = (self._deliver_at(sender, arrived, nbytes), (env.body, nbytes))
         self._buffered[sender] += 1
 
     def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
-        """When an emulated network would hand this message over: serialisation then delay."""
+        """When an emulated network would hand this message over: serialisation then delay
+        (0.0: no emulation, at once)."""
         if self._bw is None and self._one_way == 0.0:
-            return arrived
+            return 0.0
         start = max(arrived, self._link_free[sender])
         done = start + (nbytes / self._bw if self._bw else 0.0)
         self._link_free[sender] = done

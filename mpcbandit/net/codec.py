@@ -11,8 +11,7 @@ ProtocolError naming the peer and the tag.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 import numpy as np
@@ -40,12 +39,11 @@ ALLOWED_DTYPES = frozenset(
 OUT_OF_BAND_BYTES = 32 * 1024
 MAX_NDIM = 32
 _ENVELOPE_KEYS = frozenset(("v", "session", "seq", "sender", "tag", "body"))
-_INLINE_KEYS = frozenset(("__nd__", "dtype", "shape", "bytes"))
-_FRAME_KEYS = frozenset(("__nd__", "dtype", "shape", "frame"))
+#: allowed dtype strings -> dtype objects (looked up per received array)
+_DTYPES = {s: np.dtype(s) for s in ALLOWED_DTYPES}
 
 
-@dataclass(frozen=True)
-class Envelope:
+class Envelope(NamedTuple):
     """One message: protocol version, session id, per-link sequence number, sender, tag, body."""
 
     session: str
@@ -93,6 +91,8 @@ def encode(env: Envelope, out_of_band_bytes: float = OUT_OF_BAND_BYTES) -> list:
 
 def frames_nbytes(frames: list) -> int:
     """Bytes a list of frames occupies on the wire (payload only)."""
+    if len(frames) == 1:
+        return len(frames[0])  # bytes: the common case of one small message
     return sum(f.nbytes if isinstance(f, memoryview) else len(f) for f in frames)
 
 
@@ -104,25 +104,26 @@ class _Reject(Exception):
 
 
 def _array(obj: dict, buffers: list, used: set, max_bytes: int) -> np.ndarray:
-    keys = obj.keys()
-    if keys != _INLINE_KEYS and keys != _FRAME_KEYS:
-        raise _Reject(f"array map has keys {sorted(keys)}")
+    # every received array passes here: plain type() tests and one dict lookup keep it cheap
+    if len(obj) != 4 or "dtype" not in obj or "shape" not in obj or ("bytes" in obj) == ("frame" in obj):
+        raise _Reject(f"array map has keys {sorted(obj)}")
     dtype, shape = obj["dtype"], obj["shape"]
-    if not isinstance(dtype, str) or dtype not in ALLOWED_DTYPES:
+    dt = _DTYPES.get(dtype) if type(dtype) is str else None
+    if dt is None:
         raise _Reject(f"array dtype {dtype!r} is not allowed")
-    if (not isinstance(shape, list) or len(shape) > MAX_NDIM
-            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)):
+    if type(shape) is not list or len(shape) > MAX_NDIM:
         raise _Reject(f"array shape {shape!r} is not a list of at most {MAX_NDIM} sizes")
-    dt = np.dtype(dtype)
     count = 1
     for n in shape:
+        if type(n) is not int or n < 0:
+            raise _Reject(f"array shape {shape!r} is not a list of at most {MAX_NDIM} sizes")
         count *= n
     nbytes = count * dt.itemsize
     if nbytes > max_bytes:
         raise _Reject(f"array of {nbytes} bytes exceeds the cap of {max_bytes}")
-    if "bytes" in obj:
-        data = obj["bytes"]
-        if not isinstance(data, bytes):
+    data = obj.get("bytes")
+    if data is not None or "bytes" in obj:
+        if type(data) is not bytes:
             raise _Reject("array bytes are not a bin")
     else:
         k = obj["frame"]
@@ -142,30 +143,53 @@ def _array(obj: dict, buffers: list, used: set, max_bytes: int) -> np.ndarray:
 
 
 def decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
-    """Decode the frames a peer sent under tag; any malformation raises ProtocolError."""
+    """Decode the frames a peer sent; any malformation raises ProtocolError naming the peer and
+    the tag (given, or "?": then read from the envelope if it can be)."""
+    try:
+        return _decode(frames, peer, tag, max_bytes)
+    except ProtocolError as e:
+        if e.tag != "?" or not frames:
+            raise
+        raise ProtocolError(peer, _peek_tag(frames[0], max_bytes), e.reason) from None
+
+
+def _peek_tag(head: bytes, max_bytes: int) -> str:
+    """The tag an envelope claims, or "?" (only on the error path: the message is refused)."""
+    try:
+        if len(head) <= max_bytes:
+            msg = msgpack.unpackb(head, raw=False, strict_map_key=False, max_ext_len=0)
+            if isinstance(msg, dict) and isinstance(msg.get("tag"), str):
+                return msg["tag"]
+    except Exception:  # noqa: BLE001 - any damage: the tag stays unknown
+        pass
+    return "?"
+
+
+def _decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
     if not frames:
         raise ProtocolError(peer, tag, "empty message")
-    head, buffers = frames[0], [memoryview(b) for b in frames[1:]]
-    total = len(head) + sum(len(b) for b in buffers)
+    head = frames[0]
+    buffers = [memoryview(b) for b in frames[1:]] if len(frames) > 1 else []
+    total = len(head) + sum(len(b) for b in buffers) if buffers else len(head)
     if total > max_bytes:
         raise ProtocolError(peer, tag, f"message of {total} bytes exceeds the cap of {max_bytes}")
     used: set[int] = set()
-
-    def hook(obj: dict) -> Any:
-        if "__nd__" in obj:
-            return _array(obj, buffers, used, max_bytes)
-        if "__bigint__" in obj:
-            data = obj["__bigint__"]
-            if len(obj) != 1 or not isinstance(data, bytes):
-                raise _Reject("malformed big integer")
-            return int.from_bytes(data, "little", signed=True)
-        return obj
+    hook = None
+    # without an array or a big integer in it, the hook would change nothing: skip the calls
+    if b"__nd__" in head or b"__bigint__" in head:
+        def hook(obj: dict) -> Any:
+            if "__nd__" in obj:
+                return _array(obj, buffers, used, max_bytes)
+            if "__bigint__" in obj:
+                data = obj["__bigint__"]
+                if len(obj) != 1 or not isinstance(data, bytes):
+                    raise _Reject("malformed big integer")
+                return int.from_bytes(data, "little", signed=True)
+            return obj
 
     try:
-        msg = msgpack.unpackb(
-            head, raw=False, strict_map_key=True, max_ext_len=0, use_list=True,
-            object_hook=hook,
-        )
+        msg = msgpack.unpackb(head, raw=False, strict_map_key=True, max_ext_len=0,
+                              use_list=True, object_hook=hook)
     except _Reject as e:
         raise ProtocolError(peer, tag, str(e)) from None
     except (ValueError, TypeError, msgpack.UnpackException) as e:
@@ -175,15 +199,16 @@ def decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
         raise ProtocolError(peer, tag, f"not an envelope (got {keys})")
     if msg["v"] != VERSION:
         raise ProtocolError(peer, tag, f"wire version {msg['v']!r}, expected {VERSION}")
-    for key, typ in (("session", str), ("sender", str), ("tag", str), ("seq", int)):
-        if not isinstance(msg[key], typ) or isinstance(msg[key], bool):
+    session, seq, sender, mtag = msg["session"], msg["seq"], msg["sender"], msg["tag"]
+    for key, value, typ in (("session", session, str), ("sender", sender, str),
+                            ("tag", mtag, str), ("seq", seq, int)):
+        if type(value) is not typ:
             raise ProtocolError(peer, tag, f"envelope field {key!r} is not a {typ.__name__}")
-    if not 0 <= msg["seq"] < 2**63:
-        raise ProtocolError(peer, tag, f"envelope seq {msg['seq']} is outside 0 .. 2**63 - 1")
+    if not 0 <= seq < 2**63:
+        raise ProtocolError(peer, tag, f"envelope seq {seq} is outside 0 .. 2**63 - 1")
     if len(used) != len(buffers):
         raise ProtocolError(peer, tag, f"{len(buffers) - len(used)} buffer frame(s) not referenced")
-    return Envelope(session=msg["session"], seq=msg["seq"], sender=msg["sender"],
-                    tag=msg["tag"], body=msg["body"], v=msg["v"])
+    return Envelope(session, seq, sender, mtag, msg["body"], VERSION)
 
 
 def pack_value(obj: Any, label: str) -> bytes:

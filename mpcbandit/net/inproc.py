@@ -45,10 +45,10 @@ class InprocLink:
         self.hub, self.name = hub, name
         self._inbox = hub.queues[name]
 
-    def send(self, peer: str, tag: bytes, frames: list) -> None:
-        self.hub.queues[peer].put((self.name, bytes(tag), [bytes(f) for f in frames]))
+    def send(self, peer: str, frames: list) -> None:
+        self.hub.queues[peer].put((self.name, [bytes(f) for f in frames]))
 
-    def poll(self, timeout_s: float) -> tuple[str, bytes, list] | None:
+    def poll(self, timeout_s: float) -> tuple[str, list] | None:
         if self.hub.failed is not None:
             raise PartyFailed(self.hub.failed[0], repr(self.hub.failed[1]))
         try:

@@ -4,7 +4,9 @@
 Sending through a DEALER queues messages until the peer is up, so nothing is dropped by a
 ROUTER that has not heard from its peer yet; the ROUTER still sets ROUTER_MANDATORY so a
 reply through it could never vanish silently. At start every party says hello to each peer
-and waits (bounded) for each peer's hello.
+and waits (bounded) for each peer's hello. On the wire a message is its frames alone (the
+envelope, then any large buffers): a small message is one frame, the tag inside the envelope;
+a hello is an empty frame and the greeting.
 
 With CURVE (``curve`` given) the authenticator runs before anything binds, is checked to
 refuse an unknown key, and the sender of every message is the party whose key it proved
@@ -41,6 +43,9 @@ _WAIT_LOG_S = 5.0
 _REFUSED_SHOWN = 3
 _HEARTBEAT_MS = 1000
 _HANDSHAKE_MS = 5000
+_TIMEOUT_STEP_MS = 250
+# plain ints: combining pyzmq's enum flags runs Python code on every message
+_SNDMORE, _NOBLOCK, _RCVMORE = int(zmq.SNDMORE), int(zmq.NOBLOCK), int(zmq.RCVMORE)
 _LINK_EVENTS = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
 
 
@@ -148,9 +153,9 @@ class ZmqLink:
                 if time.monotonic() >= deadline:
                     raise self._hello_timeout(waiting, timeout_s)
                 continue
-            if got[1] == HELLO_TAG:
+            if got[1][0] == HELLO_TAG:
                 if got[0] in self.peers and got[0] not in greetings:
-                    greetings[got[0]] = bytes(got[2][0]) if got[2] else b""
+                    greetings[got[0]] = bytes(got[1][1]) if len(got[1]) > 1 else b""
             else:
                 self._pending.append(got)
         log.info("hello from every peer: %s", ", ".join(sorted(greetings)))
@@ -166,29 +171,32 @@ class ZmqLink:
                         f"key(s): {shown}{more}",)
         return err
 
-    def send(self, peer: str, tag: bytes, frames: list) -> None:
-        """Queue [tag, *frames] for peer; waits (at most send_timeout_s) while its queue is full."""
+    def send(self, peer: str, frames: list) -> None:
+        """Queue frames (one message) for peer; waits at most send_timeout_s while its queue is full."""
         sock = self.dealers[peer]
+        last = len(frames) - 1
+        # zero-copy pays off only for large buffers; small ones are cheaper copied
+        first = frames[0]
+        more = _SNDMORE if last else 0
         try:
-            sock.send(tag, zmq.SNDMORE | zmq.NOBLOCK)
+            sock.send(first, more | _NOBLOCK, copy=len(first) < _ZERO_COPY_BYTES)
         except zmq.Again:  # queue full: the reader is far behind; wait for it, bounded
             if not sock.poll(min(int(self.send_timeout_s * 1000), 2**31 - 1), zmq.POLLOUT):
-                raise PeerTimeout(peer, tag.decode(errors="replace"), self.send_timeout_s) from None
-            sock.send(tag, zmq.SNDMORE)
-        last = len(frames) - 1
-        for i, f in enumerate(frames):
-            # zero-copy pays off only for large buffers; small ones are cheaper copied
-            sock.send(f, zmq.SNDMORE if i < last else 0, copy=len(f) < _ZERO_COPY_BYTES)
+                raise PeerTimeout(peer, "?", self.send_timeout_s) from None
+            sock.send(first, more, copy=len(first) < _ZERO_COPY_BYTES)
+        for i in range(1, last + 1):
+            f = frames[i]
+            sock.send(f, _SNDMORE if i < last else 0, copy=len(f) < _ZERO_COPY_BYTES)
 
-    def poll(self, timeout_s: float) -> tuple[str, bytes, list] | None:
-        """The next (sender, tag, frames) within timeout_s, or None."""
+    def poll(self, timeout_s: float) -> tuple[str, list] | None:
+        """The next (sender, frames) within timeout_s, or None."""
         while True:
             if self._pending:
                 return self._pending.popleft()
             got = self._recv(timeout_s)
             if got is None:
                 return None
-            if got[1] != HELLO_TAG:  # a late or repeated hello carries nothing
+            if got[1][0] != HELLO_TAG:  # a late or repeated hello carries nothing
                 return got
             timeout_s = 0
 
@@ -196,6 +204,10 @@ class ZmqLink:
         # a blocking recv with a timeout wakes faster than poll() followed by recv()
         # zmq takes a C int; longer waits are loops of this one (callers re-check deadlines)
         ms = min(max(0, int(timeout_s * 1000)), 2**31 - 1)
+        if ms > _TIMEOUT_STEP_MS:
+            # callers pass the time left, a new value on every call: in steps, the socket
+            # option changes only every step (the caller loops on until its own deadline)
+            ms -= ms % _TIMEOUT_STEP_MS
         if ms != self._rcvtimeo:
             self.router.setsockopt(zmq.RCVTIMEO, ms)
             self._rcvtimeo = ms
@@ -211,17 +223,13 @@ class ZmqLink:
                 self._drain()
                 raise ProtocolError(sender or "?", "?", f"declares routing id '{routing_id}' but "
                                     f"its CURVE key belongs to '{sender or 'no party'}'")
-        parts = []
-        while self.router.getsockopt(zmq.RCVMORE):
-            # first two frames (tag, envelope) are small: copy; buffers: zero-copy, writable
-            if len(parts) < 2:
-                parts.append(self.router.recv())
-            else:
-                parts.append(self.router.recv(copy=False).buffer)
-        if len(parts) < 2:
-            raise ProtocolError(sender, "?", f"multipart message of {len(parts)} frames, "
-                                             "expected [tag, envelope, *buffers]")
-        return sender, parts[0], parts[1:]
+        router = self.router
+        if not router.getsockopt(_RCVMORE):
+            raise ProtocolError(sender, "?", "a message without an envelope frame")
+        parts = [router.recv()]  # the envelope (or a hello's empty marker): small, copied
+        while router.getsockopt(_RCVMORE):
+            parts.append(router.recv(copy=False).buffer)  # buffers: zero-copy, writable
+        return sender, parts
 
     def down_for(self, peer: str) -> float | None:
         """Seconds the connection to peer has been down after it was up, else None."""
