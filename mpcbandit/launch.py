@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -33,6 +34,8 @@ __all__ = ["run_local", "run_plaintext", "resume_run", "common_checkpoint", "pic
 
 _POLL_S = 0.05
 _KILL_GRACE_S = 1.0
+#: after a first failure, how long other parties' failures are awaited to find the root
+_BLAME_GRACE_S = 1.5
 
 
 def project_root() -> Path:
@@ -103,6 +106,42 @@ def _failure_reason(result_file: Path, log_file: Path, returncode: int) -> str:
         return f"killed by signal {signal.Signals(-returncode).name}"
     tail = [ln for ln in log_file.read_text(errors="replace").splitlines() if ln.strip()][-3:]
     return f"exit code {returncode}" + (": " + " | ".join(tail) if tail else "")
+
+
+_BLAMED = re.compile(r"(?:no message from peer|peer) '([^']+)'")
+
+
+def _culprit(procs: dict[str, subprocess.Popen], files: dict, first: str) -> PartyFailed:
+    """The error that names the party at the root of a failure, after stopping every party.
+
+    A frozen party makes its peers time out on each other: the first to give up may blame
+    a party that only waited itself. Failures of the next moments are gathered, and the
+    blame is followed from one timed-out party to the one it waited for, to the end.
+    """
+    end = time.monotonic() + _BLAME_GRACE_S
+    while time.monotonic() < end and any(p.poll() is None for p in procs.values()):
+        time.sleep(_POLL_S)
+    states = {n: _Watchdog._state(n, p) for n, p in procs.items() if p.poll() is None}
+    _stop_all(procs)
+    reasons = {n: _failure_reason(*files[n], p.returncode) for n, p in procs.items()
+               if p.returncode not in (0, None) and n not in states}
+    chain, name = [first], first
+    while name in reasons:
+        blamed = _BLAMED.search(reasons[name])
+        if blamed is None or blamed.group(1) not in procs or blamed.group(1) in chain:
+            break
+        name = blamed.group(1)
+        chain.append(name)
+    if name in reasons:  # the chain ends at a party that failed of its own
+        return PartyFailed(name, f"(pid {procs[name].pid}) {reasons[name]}")
+    stopped = [n for n, st in states.items() if st == "stopped"]
+    if name not in stopped and stopped:  # a frozen process is the root, wherever the chain ends
+        chain.append(stopped[0])
+        name = stopped[0]
+    waits = ", which waited for ".join(chain)
+    last = [n for n in chain if n in reasons][-1]
+    return PartyFailed(name, f"(pid {procs[name].pid}) sent nothing ({states.get(name, 'gone')}): "
+                             f"{waits}; {last}: {reasons[last]}")
 
 
 def _stop_all(procs: dict[str, subprocess.Popen]) -> None:
@@ -343,10 +382,7 @@ def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out
             failed = [(n, p.returncode) for n, p in procs.items()
                       if p.poll() is not None and p.returncode != 0]
             if failed:
-                name, rc = failed[0]
-                _stop_all(procs)
-                raise PartyFailed(name, f"(pid {procs[name].pid}) "
-                                  + _failure_reason(*files[name], rc))
+                raise _culprit(procs, files, failed[0][0])
             if all(p.returncode == 0 for p in procs.values()):
                 break
             progress.show()

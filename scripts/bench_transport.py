@@ -149,8 +149,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3,
                     help="interleaved runs per variant; the fastest is reported (default 3)")
     ap.add_argument("--json", type=Path, help="also write the records here")
+    ap.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")], default=None,
+                    help="payload sizes in bytes, comma-separated (default: 8 B .. 8 MiB)")
+    ap.add_argument("--experiment", action="store_true",
+                    help="also time the default experiment with CurveZMQ and without (two full "
+                         "runs each, interleaved; about a minute)")
     args = ap.parse_args()
-    sizes = SIZES[::2] + [SIZES[-1]] if args.quick else SIZES
+    sizes = args.sizes or (SIZES[::2] + [SIZES[-1]] if args.quick else SIZES)
     records = []
     print(f"load average {os.getloadavg()[0]:.2f}; one round = send to every peer, receive from "
           f"every peer; best of {args.repeats} interleaved runs; cpu = process CPU (all threads) "
@@ -175,8 +180,30 @@ def main() -> None:
                             "ours_us": o["median_us"], "raw_us": r["median_us"], "ratio": ratio,
                             "ours_cpu_us": o["cpu_us"], "raw_cpu_us": r["cpu_us"],
                             "ours_mb_s": o["mb_s"], "raw_mb_s": r["mb_s"]})
+    if args.experiment:
+        records += experiment_curve_cost(args.repeats)
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
+
+
+def experiment_curve_cost(repeats: int, config: str = "configs/hannun-synthetic.toml") -> list[dict]:
+    """CurveZMQ's cost on the default experiment: seconds per iteration with and without it."""
+    import tempfile
+
+    rows = {"curve": [], "none": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(repeats):
+            for security in ("curve", "none"):  # interleaved: drifts of the machine hit both
+                out = Path(tmp) / f"{security}-{r}"
+                subprocess.run([sys.executable, "-m", "mpcbandit", "run", config, "--out", str(out),
+                                "--set", f'run.security="{security}"'], cwd=ROOT, check=True,
+                               capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                s = json.loads((out / "summary.json").read_text())
+                rows[security].append(s["protocol_wall_s"] / s["iterations"])
+    curve, none = statistics.median(rows["curve"]), statistics.median(rows["none"])
+    print(f"\n{config} (protocol wall per iteration, median of {repeats}): CurveZMQ "
+          f"{curve * 1e3:.2f} ms, security none {none * 1e3:.2f} ms, ratio {curve / none:.2f}x")
+    return [{"experiment": config, "curve_s_per_iteration": curve, "none_s_per_iteration": none}]
 
 
 if __name__ == "__main__":

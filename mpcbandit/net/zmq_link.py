@@ -106,10 +106,11 @@ class ZmqLink:
                 d.setsockopt(zmq.ROUTING_ID, me.encode())
                 d.setsockopt(zmq.SNDHWM, QUEUE_MESSAGES)
                 # ZMTP pings find a peer whose host vanished without closing the connection;
-                # no sooner than a send would time out, so a frozen peer is still named as such
+                # only well after a send to it would have timed out: a dropped connection
+                # loses what was queued, and a frozen peer must be named by that timeout
                 d.setsockopt(zmq.HEARTBEAT_IVL, _HEARTBEAT_MS)
                 d.setsockopt(zmq.HEARTBEAT_TIMEOUT, min(max(3 * _HEARTBEAT_MS,
-                                                            int(send_timeout_s * 1000)), 2**31 - 1))
+                                                            int(2 * send_timeout_s * 1000)), 2**31 - 1))
                 self._monitors[peer] = d.get_monitor_socket(_LINK_EVENTS)
                 if curve is not None:
                     d.curve_serverkey = curve.roster.keys[peer]

@@ -1,0 +1,24 @@
+"""The transport benchmark runs end to end at a tiny size and prints ours beside raw pyzmq,
+measured in the same run, for 2 and 3 processes and with CurveZMQ."""
+
+import json
+import subprocess
+import sys
+
+from conftest import REPO
+
+
+def test_bench_transport_prints_ours_beside_the_raw_floor(tmp_path):
+    out = tmp_path / "t.json"
+    done = subprocess.run([sys.executable, "scripts/bench_transport.py", "--quick", "--repeats", "1",
+                           "--sizes", "8,1024", "--json", str(out)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    records = json.loads(out.read_text())
+    cases = {(r["procs"], r["security"], r["size"]) for r in records}
+    assert cases == {(n, sec, size) for n, sec in ((2, "none"), (3, "none"), (2, "curve"))
+                     for size in (8, 1024)}
+    for r in records:
+        assert r["ours_us"] > 0 and r["raw_us"] > 0 and r["ours_cpu_us"] > 0
+        assert abs(r["ratio"] - r["ours_us"] / r["raw_us"]) < 1e-9
+    assert "raw us" in done.stdout and "ours cpu" in done.stdout
