@@ -127,9 +127,13 @@ def _seed(cfg: Config, purpose: str) -> bytes:
     return derive_seed(cfg.seed, f"samba/{purpose}")
 
 
-def _pull_stream(seed: int, i: int) -> KeyedStream:
-    """Arm i's environment: its reward at step t is 1 iff row t < mu_i."""
-    return KeyedStream(derive_seed(seed, f"samba/pull/{i}"), "pull")
+def _pull_stream(cfg: Config, i: int) -> KeyedStream:
+    """Arm i's environment: its reward at step t is 1 iff row t < mu_i.
+
+    Drawn by data owner i alone (fresh) in a deployment; from the config seed only in the
+    reproduction mode, where anyone holding the config could replay every reward.
+    """
+    return KeyedStream(_seed(cfg, f"pull/{i}"), "pull")
 
 
 def _thompson_rng(seed: bytes) -> np.random.Generator:
@@ -334,7 +338,7 @@ def _data_owner(ctx: PartyContext) -> dict:
         aead = Aead(unwrap_key(keys["wrapped"], mine, keys["comp"], KEY_CONTEXT))
     except (ValueError, KeyError, TypeError) as e:
         raise ProtocolError(CONTROLLER0, "key#1", f"bad AES key transport: {e}") from None
-    pulls = _pull_stream(ctx.config.seed, i)
+    pulls = _pull_stream(ctx.config, i)
     arm = ArmState(rng=_thompson_rng(_seed(ctx.config, f"thompson/{i}")))
     r = pull(mean, pulls.row(i + 1))  # t = i + 1: every arm is pulled once first
     arm.s, arm.n = r, 1
@@ -384,7 +388,7 @@ def plaintext(cfg: Config) -> dict:
     k = s.arms
     arms, rewards = play_standard(
         alg, arm_means(s, cfg.seed), s.budget,
-        pull_u=[_pull_stream(cfg.seed, i).row for i in range(k)],
+        pull_u=[_pull_stream(cfg, i).row for i in range(k)],
         explore_u=KeyedStream(_seed(cfg, "epsilon"), "epsilon").row,
         sigma=[st.row for st in _sigma_streams(_seed(cfg, "sigma"), k, alg.iterations)],
         select_u=[st.row for st in _select_streams(_seed(cfg, "select"), alg.iterations)],
