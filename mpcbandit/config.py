@@ -185,6 +185,10 @@ class RunSection:
                          doc="CURVE keys from `mpcbandit keys`; `run` makes fresh ones if empty")
     max_message_mb: float = spec(256.0, min=0.001, max=2048.0,
                                  doc="a message larger than this is refused, naming the peer")
+    max_buffered_mb: float = spec(0.0, min=0.0, max=2**20,
+                                  doc="unread bytes one peer may have waiting at a party; more is "
+                                      "refused, naming the peer (0: twice what the protocol "
+                                      "legitimately sends ahead, at least 64 MiB)")
     max_wall_s: float = spec(0.0, min=0.0, local=True,
                              doc="`run` stops the parties after this long (0: no cap); a run "
                                  "where no party progresses for startup_s + 4 x deadline_s "

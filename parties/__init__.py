@@ -76,6 +76,7 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
         raise
     chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
                    max_bytes=cfg.run.max_message_bytes, net=cfg.net,
+                   max_buffered_bytes=proto.buffer_cap(cfg),
                    link_sessions=link_sessions(session, me.name, mine, theirs))
     try:
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,

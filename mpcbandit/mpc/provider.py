@@ -16,10 +16,18 @@ from dealer.material import expand_shares, kind_key, layout
 from dealer.service import LABEL, _canon
 from mpcbandit.errors import MpcBanditError
 
-__all__ = ["MaterialError", "MaterialSupply", "DEFAULT_BATCH_ELEMENTS"]
+__all__ = ["MaterialError", "MaterialSupply", "DEFAULT_BATCH_ELEMENTS", "engine_ahead_bytes"]
 
 #: elements (all components) per batch the supply asks for at least
 DEFAULT_BATCH_ELEMENTS = 1 << 16
+#: dealer replies a party may have waiting at once (requests go out early, several kinds each)
+DEALER_REPLIES_AHEAD = 32
+
+
+def engine_ahead_bytes(largest_elements: int, ops_ahead: int = 4) -> int:
+    """The most bytes an engine peer sends a party before it reads them (an upper estimate):
+    a few op messages of up to largest_elements ring elements, and the dealer's replies."""
+    return 8 * (ops_ahead * largest_elements + DEALER_REPLIES_AHEAD * DEFAULT_BATCH_ELEMENTS)
 
 
 class MaterialError(MpcBanditError):

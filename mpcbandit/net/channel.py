@@ -44,9 +44,11 @@ class Channel:
 
     def __init__(self, me: str, peers: Iterable[str], link: Link, *, session: str,
                  deadline_s: float, max_bytes: int, net: NetSpec | None = None,
-                 link_sessions: Mapping[str, tuple[str, str]] | None = None):
+                 link_sessions: Mapping[str, tuple[str, str]] | None = None,
+                 max_buffered_bytes: int | None = None):
         """link_sessions: per peer, the (outgoing, incoming) session ids agreed in the hello;
-        without it every link uses session."""
+        without it every link uses session. max_buffered_bytes: unread bytes one peer may have
+        waiting here (default: four of the largest message)."""
         self.me = me
         self.peers = frozenset(peers)
         self.link = link
@@ -55,6 +57,7 @@ class Channel:
         self._session_in = {p: (link_sessions or {}).get(p, (session, session))[1] for p in self.peers}
         self.deadline_s = deadline_s
         self.max_bytes = max_bytes
+        self.max_buffered_bytes = max_buffered_bytes or 4 * max_bytes
         self.stats = RoundStats()
         self._one_way = net.one_way_s if net else 0.0
         self._bw = net.bytes_per_s if net else None
@@ -66,6 +69,10 @@ class Channel:
         self._count_in: dict[tuple[str, str], int] = defaultdict(int)
         self._buffer: dict[tuple[str, str], tuple[float, Any]] = {}
         self._buffered: dict[str, int] = defaultdict(int)
+        self._buffered_bytes: dict[str, int] = defaultdict(int)
+        #: the most unread bytes any one peer had waiting here, and the largest message
+        self.peak_buffered_bytes = 0
+        self.largest_message = 0
         self._idle_since = time.perf_counter()
         self.duplicates_dropped = 0
         self._dropped_from: dict[str, int] = defaultdict(int)
@@ -187,6 +194,7 @@ class Channel:
         deliver_at, (body, nbytes) = self._buffer.pop((peer, tag))
         self._count_in[(peer, label)] += 1
         self._buffered[peer] -= 1
+        self._buffered_bytes[peer] -= nbytes
         if deliver_at:  # an emulated network: hand it over when it would have arrived
             delay = deliver_at - time.perf_counter()
             if delay > 0:
@@ -220,8 +228,17 @@ class Channel:
         if self._buffered[sender] >= MAX_BUFFERED:
             raise ProtocolError(sender, tag, f"more than {MAX_BUFFERED} unread messages")
         nbytes = frames_nbytes(frames)
+        waiting = self._buffered_bytes[sender] + nbytes
+        if waiting > self.max_buffered_bytes:
+            raise ProtocolError(sender, tag, f"{waiting} unread bytes waiting from this peer, "
+                                             f"above the cap of {self.max_buffered_bytes} "
+                                             "(run.max_buffered_mb): a peer running far ahead "
+                                             "or flooding")
         self._buffer[(sender, tag)] = (self._deliver_at(sender, arrived, nbytes), (env.body, nbytes))
         self._buffered[sender] += 1
+        self._buffered_bytes[sender] = waiting
+        self.peak_buffered_bytes = max(self.peak_buffered_bytes, waiting)
+        self.largest_message = max(self.largest_message, nbytes)
 
     def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
         """When an emulated network would hand this message over: serialisation then delay

@@ -65,7 +65,8 @@ class InprocLink:
 
 def run_inproc(parties: dict[str, Callable[[Channel], Any]], *, deadline_s: float = 10.0,
                max_bytes: int = 256 * 2**20, net: NetSpec | None = None,
-               peers: dict[str, list[str]] | None = None) -> tuple[dict[str, Any], dict[str, Channel]]:
+               peers: dict[str, list[str]] | None = None,
+               max_buffered_bytes: int | None = None) -> tuple[dict[str, Any], dict[str, Channel]]:
     """Run fn(channel) for every party in its own thread; return results and channels.
 
     Re-raises the first party's exception (the culprit), not the failures it caused.
@@ -73,7 +74,8 @@ def run_inproc(parties: dict[str, Callable[[Channel], Any]], *, deadline_s: floa
     names = list(parties)
     hub = InprocHub(names)
     chans = {n: Channel(n, (peers or {}).get(n, [m for m in names if m != n]), hub.link(n),
-                        session="inproc", deadline_s=deadline_s, max_bytes=max_bytes, net=net)
+                        session="inproc", deadline_s=deadline_s, max_bytes=max_bytes, net=net,
+                        max_buffered_bytes=max_buffered_bytes)
              for n in names}
     results: dict[str, Any] = {}
 

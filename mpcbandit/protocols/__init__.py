@@ -23,11 +23,16 @@ from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import Channel
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
-           "run_timed", "progress_line"]
+           "run_timed", "progress_line",
+           "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
 _log = logging.getLogger("mpcbandit.party")
 #: seconds between progress lines in a party's log
 _LOG_EVERY_S = 10.0
+#: the least a party lets one peer have waiting: room for ordinary scheduling slack
+MIN_BUFFER_CAP = 64 * 2**20
+#: bytes a message carries beyond its arrays (envelope, tag, framing): an upper estimate
+MESSAGE_OVERHEAD = 512
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,17 @@ class Protocol:
     checkpoints: bool = False
     #: settings of its section that make a run not private, each as a sentence
     privacy_warnings: Callable[[Any], list[str]] | None = None
+    #: the most bytes one peer may send a party before that party reads them (an upper
+    #: estimate from the section's sizes); the default cap on unread bytes is twice this
+    sends_ahead: Callable[[Any], int] | None = None
+
+    def buffer_cap(self, cfg: Config) -> int:
+        """Unread bytes one peer may have waiting at a party: run.max_buffered_mb, else twice
+        what the protocol sends ahead (at least MIN_BUFFER_CAP)."""
+        if cfg.run.max_buffered_mb:
+            return int(cfg.run.max_buffered_mb * 2**20)
+        ahead = self.sends_ahead(cfg.section) if self.sends_ahead else 4 * cfg.run.max_message_bytes
+        return max(MIN_BUFFER_CAP, 2 * ahead)
 
     def require_checkpoints(self) -> None:
         """Refuse checkpoint options for a protocol whose roles cannot checkpoint."""

@@ -16,7 +16,7 @@ import numpy as np
 from mpcbandit.config import Config, spec
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import reconstruct, share
-from mpcbandit.protocols import PartyContext, Protocol, seeded_rng
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
 
 INPUT, COMPUTE, OUTPUT = "input", "compute", "output"
 
@@ -98,6 +98,12 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return {"iterations": cfg.section.iterations, "sum": out["sum"], "digest": out["digest"]}
 
 
+def sends_ahead(s: DemoSection) -> int:
+    """Input holders send every iteration's shares without waiting for the computing parties."""
+    return s.iterations * (8 * s.length + MESSAGE_OVERHEAD)
+
+
 PROTOCOL = Protocol(name="demo", paper="secure sum over additive shares: the runtime's smoke test",
                     section=DemoSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True)
+                    plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
+                    sends_ahead=sends_ahead)

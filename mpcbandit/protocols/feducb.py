@@ -32,7 +32,7 @@ from mpcbandit.config import Config, spec
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
 from mpcbandit.errors import ConfigError
-from mpcbandit.protocols import PartyContext, Protocol
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 from mpcbandit.protocols.jdp import check_budget
@@ -348,7 +348,14 @@ def privacy_warnings(s: FeducbSection) -> list[str]:
     return out
 
 
+def sends_ahead(s: FeducbSection) -> int:
+    """Agents move in step: a round's messages carry at most one d x d Gram and vector per
+    agent and hop (p2p gossip forwards for gamma hops)."""
+    per_round = s.agents * (s.gamma + 1) * (8 * (s.dims * s.dims + s.dims) + MESSAGE_OVERHEAD)
+    return 4 * per_round
+
+
 PROTOCOL = Protocol(name="feducb", paper='Dubey & Pentland 2020, differentially-private federated LinUCB (FedUCB)',
                     section=FeducbSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
-                    privacy_warnings=privacy_warnings)
+                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead)

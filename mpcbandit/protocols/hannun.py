@@ -54,7 +54,8 @@ from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
-from mpcbandit.protocols import PartyContext, Protocol
+from mpcbandit.mpc.provider import engine_ahead_bytes
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.results import estimate_seconds
 
 FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder", "dealer"
@@ -525,10 +526,20 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return out
 
 
+def sends_ahead(s: HannunSection) -> int:
+    """The dealer pushes the whole exploration stream ([y], [y v], [gamma]: 1 + 2A words a
+    step) and p'' every step's rewards (A words) without waiting; engine ops open at most
+    every arm's D x D matrix twice."""
+    T, A, D = s.iterations, s.arms, s.dims
+    streams = 8 * T * (1 + 3 * A) + 2 * (T // BLOCK + 1) * MESSAGE_OVERHEAD
+    return streams + engine_ahead_bytes(2 * A * (D * D + D))
+
+
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
                     privacy_warnings=lambda s: [] if s.exploration == "secret" else [
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "
                         "permutations derive from the public config seed, so p' knows which "
-                        "steps are greedy (reproduction mode; 'secret' for deployment)"])
+                        "steps are greedy (reproduction mode; 'secret' for deployment)"],
+                    sends_ahead=sends_ahead)

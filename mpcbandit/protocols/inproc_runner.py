@@ -39,5 +39,6 @@ def run_protocol_inproc(cfg: Config, observe: Callable[[str, Channel], Channel |
 
     results, chans = run_inproc({f"{r}.{i}": party(r, i) for r, i in roles},
                                 deadline_s=deadline_s or cfg.run.deadline_s,
-                                max_bytes=cfg.run.max_message_bytes, net=cfg.net, peers=peers)
+                                max_bytes=cfg.run.max_message_bytes, net=cfg.net, peers=peers,
+                                max_buffered_bytes=proto.buffer_cap(cfg))
     return [results[f"{r}.{i}"] for r, i in roles], chans

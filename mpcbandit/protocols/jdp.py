@@ -22,7 +22,7 @@ from mpcbandit.config import Config, spec
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
-from mpcbandit.protocols import PartyContext, Protocol
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
@@ -180,7 +180,12 @@ def privacy_warnings(s: JdpSection) -> list[str]:
     return []
 
 
+def sends_ahead(s: JdpSection) -> int:
+    """Every message answers the last one: a few offers (K actions, a d x d Gram) at most."""
+    return 4 * (8 * (s.dims * s.dims + s.dims + s.actions * s.dims) + MESSAGE_OVERHEAD)
+
+
 PROTOCOL = Protocol(name="jdp", paper='Shariff & Sheffet 2018, joint-differentially-private LinUCB',
                     section=JdpSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
-                    privacy_warnings=privacy_warnings)
+                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead)

@@ -19,6 +19,7 @@ from mpcbandit.config import Config, spec
 from mpcbandit.errors import ConfigError
 from mpcbandit.mpc.compare import ARGMAX_METHODS
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
+from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.protocols import PartyContext, Protocol, seeded_rng
 
 COMPUTE, DEALER = "compute", "dealer"
@@ -171,6 +172,11 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return {"iterations": 1, "ops": lead["output"]["ops"]}
 
 
+def sends_ahead(s: MpcOpsSection) -> int:
+    """Engine traffic: an op opens at most a few values per element (argmax: per pair)."""
+    return engine_ahead_bytes(3 * max([s.size] + [a * a for a in s.arms]))
+
+
 PROTOCOL = Protocol(name="mpcops", paper="the MPC engine's operations (Hannun et al. 2019, Table 1)",
                     section=MpcOpsSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize)
+                    plaintext=plaintext, summarize=summarize, sends_ahead=sends_ahead)

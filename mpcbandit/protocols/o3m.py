@@ -16,7 +16,9 @@ per-participant stream derived from the config seed (`participant_stream`), i.e.
 "observes" its own features; the environment regenerates the full contexts to score arms.
 
 Per round the AP does two rounds of messages: receive the PPs' masked contexts (which the PPs
-stream ahead of the AP, the channel buffers them) and one request/answer with env.
+stream ahead of the AP, the channel buffers them) and one request/answer with env. Every
+WINDOW_ROUNDS rounds the AP also tells the PPs to go on (tag ``window``, not in the paper): a
+PP never runs more than 2 x WINDOW_ROUNDS rounds ahead, so the AP's memory does not grow with T.
 """
 
 from __future__ import annotations
@@ -32,10 +34,13 @@ from mpcbandit.data import criteo
 from mpcbandit.data.vertical_synthetic import SyntheticEnvironment, SyntheticParticipant
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.mpc.prg import Prg
-from mpcbandit.protocols import PartyContext, Protocol, seeded_rng
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
 
 PMG, AP, PP, ENV = "pmg", "ap", "pp", "env"
-MASK, CONTEXTS, FEEDBACK, DONE = "mask", "contexts", "feedback", "done"
+MASK, CONTEXTS, FEEDBACK, DONE, WINDOW = "mask", "contexts", "feedback", "done", "window"
+#: rounds a passive participant may run ahead of the AP: every WINDOW rounds the AP tells it
+#: to go on, so the AP holds at most 2 x WINDOW rounds of its contexts (not the whole run)
+WINDOW_ROUNDS = 64
 TS_PURPOSE = "o3m/lints-sampling"  # public sampling seed: same draws in secure and plaintext runs
 # Scores equal only up to rounding in masked coordinates; closer than this counts as a tie
 # (lowest arm wins), e.g. the first round, when every unit-norm arm has UCB exactly beta.
@@ -202,6 +207,8 @@ def _passive_participant(ctx: PartyContext) -> dict:
     q_j = _receive_mask(ctx, ctx.index)
     own = participant_stream(ctx.config, ctx.index)
     for t in range(s.iterations):
+        if t >= 2 * WINDOW_ROUNDS and t % WINDOW_ROUNDS == 0:
+            ctx.chan.recv(WINDOW, f"{AP}.0")  # the AP has read every round before t - WINDOW
         ctx.chan.send(CONTEXTS, f"{AP}.0", own.features(t) @ q_j.T)   # step 5: Q^j x^j_{t,a}
         ctx.progress(t + 1, s.iterations)
     ctx.chan.recv(DONE, f"{AP}.0")  # keep the link open until the AP has everything
@@ -230,6 +237,8 @@ def _active_participant(ctx: PartyContext) -> dict:
             bandit.update(masked[arm], float(reward))            # steps 8-10
         arms.append(arm)
         theta_norms.append(float(np.linalg.norm(bandit.theta)))
+        if (t + 1) % WINDOW_ROUNDS == 0 and t + 1 + WINDOW_ROUNDS < s.iterations:
+            ctx.chan.exchange(WINDOW, send={p: None for p in passive})
         ctx.progress(t + 1, s.iterations)
     ctx.chan.exchange(DONE, send={p: None for p in passive})
     return {"arms": arms, "theta_norms": theta_norms}
@@ -309,6 +318,14 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return out | {"seconds_per_round": ap["protocol_wall_s"] / s.iterations}
 
 
+def sends_ahead(s: O3mSection) -> int:
+    """A passive participant runs up to 2 x WINDOW_ROUNDS rounds ahead, K x d words a round;
+    the mask generator sends a d x d_j block."""
+    per_round = 8 * s.arms * s.dims + MESSAGE_OVERHEAD
+    return 2 * WINDOW_ROUNDS * per_round + 8 * s.dims * s.dims + MESSAGE_OVERHEAD
+
+
 PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask vertical federated LinUCB/LinTS',
                     section=O3mSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers)
+                    plaintext=plaintext, summarize=summarize, peers=peers,
+                    sends_ahead=sends_ahead)

@@ -35,7 +35,7 @@ from mpcbandit.crypto.aead import Aead, AuthenticationError, sealed_size
 from mpcbandit.crypto.keyexchange import KeyPair, unwrap_key, wrap_key
 from mpcbandit.crypto.streams import KeyedStream, derive_seed
 from mpcbandit.errors import ConfigError, ProtocolError
-from mpcbandit.protocols import PartyContext, Protocol
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 
 DC, CONTROLLER, COMP, DO = "dc", "controller", "comp", "do"
 DC0, CONTROLLER0, COMP0 = f"{DC}.0", f"{CONTROLLER}.0", f"{COMP}.0"
@@ -448,7 +448,14 @@ def privacy_warnings(s: SambaSection) -> list[str]:
     return out
 
 
+def sends_ahead(s: SambaSection) -> int:
+    """Every step answers the last one: a few messages of K items, each a handful of Paillier
+    ciphertexts (2 x paillier_bits bits) under AES-GCM."""
+    ciphertext = 2 * s.paillier_bits // 8
+    return 4 * s.arms * (8 * ciphertext + MESSAGE_OVERHEAD)
+
+
 PROTOCOL = Protocol(name="samba", paper='Ciucanu et al. 2022, SAMBA: secure multi-armed bandits',
                     section=SambaSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
-                    privacy_warnings=privacy_warnings)
+                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead)
