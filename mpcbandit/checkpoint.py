@@ -20,7 +20,7 @@ from mpcbandit.errors import MpcBanditError, ProtocolError
 from mpcbandit.files import write_private
 from mpcbandit.net.codec import pack_value, unpack_value
 
-__all__ = ["CheckpointError", "CheckpointStore", "checkpoint_iterations"]
+__all__ = ["CheckpointError", "CheckpointStore", "checkpoint_iterations", "finished", "FINISHED"]
 
 _MAGIC = b"MPCBCKP1"
 _KEY_FILE = ".mac_key"
@@ -29,6 +29,15 @@ _SHOWN = 4
 
 class CheckpointError(MpcBanditError):
     """A checkpoint that cannot be resumed from; names the file and why."""
+
+
+#: the checkpoint of a party that has done its whole part (e.g. a key or mask generator)
+FINISHED = "finished"
+
+
+def finished(folder: Path) -> bool:
+    """Whether the party of this checkpoint folder recorded that its part is done."""
+    return (Path(folder) / f"{FINISHED}.ckpt").exists()
 
 
 def checkpoint_iterations(folder: Path) -> list[int]:
@@ -44,17 +53,18 @@ class CheckpointStore:
         self.party = party
         self.identity = identity
 
-    def path(self, iteration: int) -> Path:
+    def path(self, iteration: int | str) -> Path:
+        """The file of the checkpoint after `iteration` (or FINISHED)."""
         return self.folder / f"{iteration}.ckpt"
 
-    def save(self, iteration: int, state: Any) -> Path:
+    def save(self, iteration: int | str, state: Any) -> Path:
         """Write the state after `iteration`, authenticated, atomically, mode 0600."""
         blob = pack_value({"party": self.party, "iteration": iteration,
                            "identity": self.identity, "state": state}, f"checkpoint {self.party}")
         mac = hmac.new(self._key(create=True), blob, hashlib.sha256).digest()
         return write_private(self.path(iteration), _MAGIC + mac + blob)
 
-    def load(self, iteration: int) -> Any:
+    def load(self, iteration: int | str) -> Any:
         """The state saved after `iteration`, after checking that it is this party's, of this run."""
         path = self.path(iteration)
         try:

@@ -24,7 +24,7 @@ from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.net.security import write_keys
-from mpcbandit.checkpoint import checkpoint_iterations
+from mpcbandit.checkpoint import checkpoint_iterations, finished
 from mpcbandit.protocols import get_protocol
 from mpcbandit.results import build_summary, format_summary, write_summary
 from parties import check_security_mode
@@ -258,8 +258,10 @@ class _Watchdog:
 
 
 def common_checkpoint(out_dir: Path, names: list[str]) -> int:
-    """The last iteration every party checkpointed in out_dir."""
-    sets = [set(checkpoint_iterations(out_dir / "checkpoints" / n)) for n in names]
+    """The last iteration every party checkpointed in out_dir (a party whose part is finished
+    goes on from any)."""
+    folders = [out_dir / "checkpoints" / n for n in names]
+    sets = [set(checkpoint_iterations(f)) for f in folders if not finished(f)]
     common = set.intersection(*sets) if sets else set()
     if not common:
         raise MpcBanditError(f"no iteration was checkpointed by all of {', '.join(names)} in "

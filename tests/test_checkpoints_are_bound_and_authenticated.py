@@ -76,7 +76,7 @@ def test_a_resumed_run_may_listen_on_other_ports(tmp_path):
 
 
 @pytest.mark.parametrize("config", ["hannun-synthetic.toml", "samba-synthetic.toml",
-                                    "o3m-synthetic.toml", "mpc-ops.toml"])
+                                    "mpc-ops.toml"])
 def test_protocols_that_cannot_checkpoint_refuse_the_option_by_name(cli, tmp_path, config):
     proc = cli("run", f"configs/{config}", "--checkpoint-every", "5", "--out", tmp_path,
                check=False)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mpcbandit.checkpoint import CheckpointStore
+from mpcbandit.checkpoint import FINISHED, CheckpointStore
 from mpcbandit.config import PROTOCOL_MODULES, Config, import_protocol_module
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
@@ -156,11 +156,20 @@ class PartyContext:
         # checkpoint; the launcher prunes those older than the last one all parties share
         self._checkpoints().save(iteration, state() if callable(state) else state)
 
+    def checkpoint_finished(self, state: Any = None) -> None:
+        """Record that this party's whole part is done (when checkpointing): a resumed run
+        gives it back this state, whatever the iteration it resumes from."""
+        if self.checkpoint_every and self.checkpoint_dir is not None:
+            self._checkpoints().save(FINISHED, state)
+
     def resume(self) -> tuple[int, Any] | None:
         """(iteration, state) to continue from when this run resumes, else None."""
         if self.resume_from is None:
             return None
-        return self.resume_from, self._checkpoints().load(self.resume_from)
+        store = self._checkpoints()
+        if not store.path(self.resume_from).exists() and store.path(FINISHED).exists():
+            return self.resume_from, store.load(FINISHED)
+        return self.resume_from, store.load(self.resume_from)
 
     def _checkpoints(self) -> CheckpointStore:
         if self.checkpoint_dir is None:

@@ -189,9 +189,12 @@ def _expect_array(body, shape: tuple[int, ...], peer: str, tag: str) -> np.ndarr
 
 def _mask_generator(ctx: PartyContext) -> dict:
     s: O3mSection = ctx.section
+    if ctx.resume() is not None:  # the participants kept their blocks in their checkpoints
+        return {"dims": s.dims}
     q = haar_orthogonal(s.dims, Prg())                      # Alg. 1 step 2: secret, from AES-CTR
     blocks = column_blocks(q, s.partition)
     ctx.chan.exchange(MASK, send={participant_name(p): blocks[p] for p in range(s.participants)})
+    ctx.checkpoint_finished()
     ctx.progress(1, 1)
     return {"dims": s.dims}
 
@@ -204,12 +207,14 @@ def _receive_mask(ctx: PartyContext, p: int) -> np.ndarray:
 
 def _passive_participant(ctx: PartyContext) -> dict:
     s: O3mSection = ctx.section
-    q_j = _receive_mask(ctx, ctx.index)
+    start, st = ctx.resume() or (0, None)
+    q_j = st["q"] if st else _receive_mask(ctx, ctx.index)
     own = participant_stream(ctx.config, ctx.index)
-    for t in range(s.iterations):
-        if t >= 2 * WINDOW_ROUNDS and t % WINDOW_ROUNDS == 0:
+    for t in range(start, s.iterations):
+        if t % WINDOW_ROUNDS == 0 and t - WINDOW_ROUNDS - 1 >= start:
             ctx.chan.recv(WINDOW, f"{AP}.0")  # the AP has read every round before t - WINDOW
         ctx.chan.send(CONTEXTS, f"{AP}.0", own.features(t) @ q_j.T)   # step 5: Q^j x^j_{t,a}
+        ctx.checkpoint(t + 1, {"q": q_j})
         ctx.progress(t + 1, s.iterations)
     ctx.chan.recv(DONE, f"{AP}.0")  # keep the link open until the AP has everything
     return {}
@@ -219,12 +224,17 @@ def _active_participant(ctx: PartyContext) -> dict:
     s: O3mSection = ctx.section
     passive = [participant_name(p) for p in range(1, s.participants)]
     env = f"{ENV}.0"
-    q_1 = _receive_mask(ctx, 0)
+    start, st = ctx.resume() or (0, None)
+    q_1 = st["q"] if st else _receive_mask(ctx, 0)
     own = participant_stream(ctx.config, 0)
     bandit = LinearBandit(s.dims, s.lam)                          # step 1: Lambda = lambda I, u = 0
     sampler = ctx.rng(TS_PURPOSE)
     arms, theta_norms = [], []
-    for t in range(s.iterations):
+    if st:
+        bandit.v_inv, bandit.b = st["v_inv"], st["b"]
+        sampler.bit_generator.state = st["sampler"]
+        arms, theta_norms = list(st["arms"]), list(st["theta_norms"])
+    for t in range(start, s.iterations):
         got = ctx.chan.exchange(CONTEXTS, recv=passive)          # step 5
         masked = own.features(t) @ q_1.T
         for p in passive:
@@ -239,6 +249,9 @@ def _active_participant(ctx: PartyContext) -> dict:
         theta_norms.append(float(np.linalg.norm(bandit.theta)))
         if (t + 1) % WINDOW_ROUNDS == 0 and t + 1 + WINDOW_ROUNDS < s.iterations:
             ctx.chan.exchange(WINDOW, send={p: None for p in passive})
+        ctx.checkpoint(t + 1, lambda: {"q": q_1, "v_inv": bandit.v_inv, "b": bandit.b,
+                                       "sampler": sampler.bit_generator.state, "arms": arms,
+                                       "theta_norms": theta_norms})
         ctx.progress(t + 1, s.iterations)
     ctx.chan.exchange(DONE, send={p: None for p in passive})
     return {"arms": arms, "theta_norms": theta_norms}
@@ -248,8 +261,9 @@ def _environment(ctx: PartyContext) -> dict:
     s: O3mSection = ctx.section
     ap = f"{AP}.0"
     env = environment(ctx.config)
-    rewards, regret = [], []
-    for t in range(s.iterations):
+    start, st = ctx.resume() or (0, {"rewards": [], "regret": []})
+    rewards, regret = list(st["rewards"]), list(st["regret"])  # the stream is a function of t
+    for t in range(start, s.iterations):
         arm = ctx.chan.recv(FEEDBACK, ap)
         if not isinstance(arm, int) or isinstance(arm, bool) or not 0 <= arm < s.arms:
             raise ProtocolError(ap, f"{FEEDBACK}#{t}", f"expected an arm in 0..{s.arms - 1}, got {arm!r}")
@@ -257,6 +271,7 @@ def _environment(ctx: PartyContext) -> dict:
         ctx.chan.send(FEEDBACK, ap, reward)
         rewards.append(reward)
         regret.append(loss)
+        ctx.checkpoint(t + 1, lambda: {"rewards": rewards, "regret": regret})
         ctx.progress(t + 1, s.iterations)
     return {"rewards": rewards, "regret": regret}
 
@@ -328,4 +343,4 @@ def sends_ahead(s: O3mSection) -> int:
 PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask vertical federated LinUCB/LinTS',
                     section=O3mSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
-                    sends_ahead=sends_ahead)
+                    sends_ahead=sends_ahead, checkpoints=True)
