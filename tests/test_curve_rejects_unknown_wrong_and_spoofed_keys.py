@@ -221,3 +221,31 @@ def test_frame_above_the_cap_is_a_named_protocol_error(plain_pair):
     with pytest.raises(ProtocolError, match="exceeds the cap") as e:
         ch.recv("x", "b.0")
     assert e.value.peer == "b.0" and e.value.tag == "x#0"
+
+
+def test_hello_timeout_with_many_refused_keys_gives_the_count_and_the_first_few(net):
+    keys, addr = net
+    la = link(keys, addr, "a.0", ["b.0"])
+    ctx = zmq.Context()
+    server_key = load_curve(str(keys), "a.0", ["b.0"]).roster.keys["a.0"]
+    strangers = []
+    for _ in range(12):
+        pub, sec = zmq.curve_keypair()
+        s = ctx.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        s.curve_publickey, s.curve_secretkey, s.curve_serverkey = pub, sec, server_key
+        s.connect(addr["a.0"])
+        s.send_multipart([b"", b"hello"])
+        strangers.append((s, pub.decode()))
+    try:
+        with pytest.raises(PeerTimeout) as e:
+            la.hello(1.5)
+        text = str(e.value)
+        assert "refused 12 connection(s) with unknown CURVE key(s)" in text
+        assert sum(pub in text for _, pub in strangers) == 3 and "and 9 more" in text
+        assert len(text) < 500
+    finally:
+        la.close()
+        for s, _ in strangers:
+            s.close()
+        ctx.term()
