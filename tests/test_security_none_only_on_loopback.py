@@ -4,20 +4,26 @@ operator says --insecure, warned about whenever it runs; no shipped config turns
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO
-from mpcbandit.config import load_config
+from mpcbandit.config import RunSection, load_config
 from mpcbandit.errors import ConfigError
 from mpcbandit.net.security import is_loopback
 from parties import check_security_mode
 
 
 def test_no_shipped_config_turns_security_off():
-    for path in sorted((REPO / "configs").glob("*.toml")):
-        assert load_config(path).run.security == "curve", path.name
+    # read as TOML, not validated: a config whose data set is absent is still checked
+    assert RunSection().security == "curve"
+    paths = sorted((REPO / "configs").glob("*.toml"))
+    assert len(paths) >= 12
+    for path in paths:
+        raw = tomllib.loads(path.read_text())
+        assert raw.get("run", {}).get("security", "curve") == "curve", path.name
 
 
 @pytest.mark.parametrize("address,expected", [
