@@ -68,15 +68,15 @@ def test_reading_frees_room_so_a_long_stream_under_the_cap_goes_through():
     assert total == 20 * MIB and peak < 2 * MIB
 
 
-def test_the_configured_cap_wins_and_the_default_is_twice_what_the_protocol_sends_ahead(tmp_path):
+def test_the_configured_cap_wins_and_the_default_is_twice_what_the_protocol_sends_ahead():
     cfg = load_config("configs/hannun-synthetic.toml")
     proto = get_protocol("hannun")
     ahead = proto.sends_ahead(cfg.section)
     assert proto.buffer_cap(cfg) == max(MIN_BUFFER_CAP, 2 * ahead)
     big = load_config("configs/hannun-synthetic.toml", ["hannun.iterations=2000000"])
     assert proto.buffer_cap(big) == 2 * proto.sends_ahead(big.section) > MIN_BUFFER_CAP
-    set_ = load_config("configs/hannun-synthetic.toml", ["run.max_buffered_mb=5"])
-    assert proto.buffer_cap(set_) == 5 * MIB
+    configured = load_config("configs/hannun-synthetic.toml", ["run.max_buffered_mb=5"])
+    assert proto.buffer_cap(configured) == 5 * MIB
 
 
 def test_a_negative_cap_is_refused_naming_the_key():

@@ -17,10 +17,12 @@ from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError
 from mpcbandit.net.codec import Envelope, decode, encode, frames_nbytes
 from mpcbandit.net.stats import RoundStats
 
-__all__ = ["Link", "Channel", "MAX_BUFFERED"]
+__all__ = ["Link", "Channel", "MAX_BUFFERED", "BUFFERED_MESSAGES_DEFAULT"]
 
 #: messages a peer may have waiting in our buffer before it is treated as flooding
 MAX_BUFFERED = 100_000
+#: without a cap on unread bytes per peer, this many of the largest message
+BUFFERED_MESSAGES_DEFAULT = 4
 #: during a long wait, how often the awaited peer's connection is checked
 _WATCH_S = 0.5
 
@@ -48,7 +50,7 @@ class Channel:
                  max_buffered_bytes: int | None = None):
         """link_sessions: per peer, the (outgoing, incoming) session ids agreed in the hello;
         without it every link uses session. max_buffered_bytes: unread bytes one peer may have
-        waiting here (default: four of the largest message)."""
+        waiting here (default: BUFFERED_MESSAGES_DEFAULT x max_bytes)."""
         self.me = me
         self.peers = frozenset(peers)
         self.link = link
@@ -57,7 +59,7 @@ class Channel:
         self._session_in = {p: (link_sessions or {}).get(p, (session, session))[1] for p in self.peers}
         self.deadline_s = deadline_s
         self.max_bytes = max_bytes
-        self.max_buffered_bytes = max_buffered_bytes or 4 * max_bytes
+        self.max_buffered_bytes = max_buffered_bytes or BUFFERED_MESSAGES_DEFAULT * max_bytes
         self.stats = RoundStats()
         self._one_way = net.one_way_s if net else 0.0
         self._bw = net.bytes_per_s if net else None
@@ -70,9 +72,8 @@ class Channel:
         self._buffer: dict[tuple[str, str], tuple[float, Any]] = {}
         self._buffered: dict[str, int] = defaultdict(int)
         self._buffered_bytes: dict[str, int] = defaultdict(int)
-        #: the most unread bytes any one peer had waiting here, and the largest message
+        #: the most unread bytes any one peer had waiting here
         self.peak_buffered_bytes = 0
-        self.largest_message = 0
         self._idle_since = time.perf_counter()
         self.duplicates_dropped = 0
         self._dropped_from: dict[str, int] = defaultdict(int)
@@ -237,8 +238,8 @@ class Channel:
         self._buffer[(sender, tag)] = (self._deliver_at(sender, arrived, nbytes), (env.body, nbytes))
         self._buffered[sender] += 1
         self._buffered_bytes[sender] = waiting
-        self.peak_buffered_bytes = max(self.peak_buffered_bytes, waiting)
-        self.largest_message = max(self.largest_message, nbytes)
+        if waiting > self.peak_buffered_bytes:
+            self.peak_buffered_bytes = waiting
 
     def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
         """When an emulated network would hand this message over: serialisation then delay

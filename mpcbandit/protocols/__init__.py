@@ -16,11 +16,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from mpcbandit.checkpoint import FINISHED, CheckpointStore
+from mpcbandit.checkpoint import FINISHED, CheckpointStore, finished
 from mpcbandit.config import PROTOCOL_MODULES, Config, import_protocol_module
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
-from mpcbandit.net.channel import Channel
+from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "run_timed", "progress_line",
@@ -57,11 +57,12 @@ class Protocol:
 
     def buffer_cap(self, cfg: Config) -> int:
         """Unread bytes one peer may have waiting at a party: run.max_buffered_mb, else twice
-        what the protocol sends ahead (at least MIN_BUFFER_CAP)."""
+        what the protocol sends ahead (at least MIN_BUFFER_CAP), else the channel's default."""
         if cfg.run.max_buffered_mb:
             return int(cfg.run.max_buffered_mb * 2**20)
-        ahead = self.sends_ahead(cfg.section) if self.sends_ahead else 4 * cfg.run.max_message_bytes
-        return max(MIN_BUFFER_CAP, 2 * ahead)
+        if self.sends_ahead is None:
+            return BUFFERED_MESSAGES_DEFAULT * cfg.run.max_message_bytes
+        return max(MIN_BUFFER_CAP, 2 * self.sends_ahead(cfg.section))
 
     def require_checkpoints(self) -> None:
         """Refuse checkpoint options for a protocol whose roles cannot checkpoint."""
@@ -167,7 +168,7 @@ class PartyContext:
         if self.resume_from is None:
             return None
         store = self._checkpoints()
-        if not store.path(self.resume_from).exists() and store.path(FINISHED).exists():
+        if not store.path(self.resume_from).exists() and finished(store.folder):
             return self.resume_from, store.load(FINISHED)
         return self.resume_from, store.load(self.resume_from)
 
