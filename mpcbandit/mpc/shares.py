@@ -95,6 +95,15 @@ class AShare:
             raise ValueError("lowering fractional bits needs truncation (eng.truncate)")
         return self._like(self.v << np.uint64(frac - self.frac), frac)
 
+    def to_state(self) -> dict:
+        """This share as checkpoint state (its ring elements and scale; lead is the party's)."""
+        return {"v": self.v, "frac": self.frac}
+
+    @staticmethod
+    def from_state(state: dict, lead: bool) -> "AShare":
+        """The share saved by ``to_state``, back on the party that saved it."""
+        return AShare(np.asarray(state["v"], dtype=RING_DTYPE), int(state["frac"]), lead)
+
     @staticmethod
     def concat(shares: list["AShare"], axis: int = 0) -> "AShare":
         """Concatenate shares of equal scale along axis."""

@@ -49,6 +49,8 @@ class Protocol:
     peers: Callable[[Any, str, int], list[str]] | None = None
     #: whether its roles save state with ctx.checkpoint and continue with ctx.resume
     checkpoints: bool = False
+    #: why it does not (said when --checkpoint-every or --resume is refused)
+    no_checkpoints_because: str = "its roles do not save state"
     #: settings of its section that make a run not private, each as a sentence
     privacy_warnings: Callable[[Any], list[str]] | None = None
     #: the most bytes one peer may send a party before that party reads them (an upper
@@ -68,8 +70,9 @@ class Protocol:
         """Refuse checkpoint options for a protocol whose roles cannot checkpoint."""
         if not self.checkpoints:
             able = ", ".join(sorted(n for n in PROTOCOL_MODULES if get_protocol(n).checkpoints))
-            raise MpcBanditError(f"protocol {self.name} cannot checkpoint or resume yet "
-                                 f"(--checkpoint-every/--resume refused; protocols that can: {able})")
+            raise MpcBanditError(f"protocol {self.name} cannot checkpoint or resume: "
+                                 f"{self.no_checkpoints_because} (--checkpoint-every/--resume "
+                                 f"refused; protocols that can: {able})")
 
     def peers_of(self, section: Any, role: str, index: int) -> list[str]:
         """Names of the parties that (role, index) exchanges messages with."""
@@ -158,8 +161,9 @@ class PartyContext:
         self._checkpoints().save(iteration, state() if callable(state) else state)
 
     def checkpoint_finished(self, state: Any = None) -> None:
-        """Record that this party's whole part is done (when checkpointing): a resumed run
-        gives it back this state, whatever the iteration it resumes from."""
+        """Record that this party's part is done, or that its state is fixed from here on
+        (when checkpointing): a resumed run gives it back this state, whatever the iteration
+        it resumes from."""
         if self.checkpoint_every and self.checkpoint_dir is not None:
             self._checkpoints().save(FINISHED, state)
 

@@ -243,16 +243,30 @@ def _expand_share(msg: dict, shapes: list[tuple]) -> list[np.ndarray]:
     return [prg.ring(sh) for sh in shapes]
 
 
+def _first_block(resumed: int) -> int:
+    """The first step whose exploration block (or rewards block) is still to be sent when a
+    run resumes after `resumed` steps: the feature holders keep the block they are in."""
+    return -(-resumed // BLOCK) * BLOCK
+
+
 def _dealer(ctx: PartyContext) -> dict:
     """Push [y_t], [y_t v_t] (2L fractional bits) and [gamma_t] to the feature holders in
     blocks (offline), then serve the engine's correlated randomness until they are done."""
     s: HannunSection = ctx.section
     fh = holders(s)
-    key = exploration_key(ctx.config.seed) if s.exploration == "seeded" else os.urandom(32)
+    start, st = ctx.resume() or (0, None)
+    if st is not None:
+        key = st["key"]
+    else:
+        key = exploration_key(ctx.config.seed) if s.exploration == "seeded" else os.urandom(32)
+        # the key is the dealer's whole state: the engine's material is fresh per request
+        ctx.checkpoint_finished({"key": key})
     prg = Prg(key)
     L = s.precision_bits
-    for start in range(0, s.iterations, BLOCK):
-        smp = draw_exploration(prg, min(BLOCK, s.iterations - start), s.arms, s.epsilon, L)
+    for block_start in range(0, s.iterations, BLOCK):
+        smp = draw_exploration(prg, min(BLOCK, s.iterations - block_start), s.arms, s.epsilon, L)
+        if block_start < _first_block(start):
+            continue  # drawn again only to bring the stream to where the run resumes
         yv = (smp.uniform << L) * smp.explore[:, None]     # lines 8, 12, 13: y v at 2L bits
         for p, part in zip(fh, _split_by_seeds([smp.explore, yv, smp.perm], len(fh))):
             ctx.chan.send(EXPLORE, p, part)
@@ -262,10 +276,14 @@ def _dealer(ctx: PartyContext) -> dict:
 class _Exploration:
     """A feature holder's shares of the dealer's exploration stream, step by step."""
 
-    def __init__(self, ctx: PartyContext, lead: bool):
+    def __init__(self, ctx: PartyContext, lead: bool, state: dict | None = None):
         self.ctx, self.lead = ctx, lead
-        self.block: list[np.ndarray] = []
-        self.pos = BLOCK
+        self.block: list[np.ndarray] = state["block"] if state else []
+        self.pos = state["pos"] if state else BLOCK
+
+    def state(self) -> dict:
+        """The block in use and the position in it (checkpoint state)."""
+        return {"block": self.block, "pos": self.pos}
 
     def next(self, t: int) -> tuple[AShare, AShare, AShare]:
         """([y_t] integer, [y_t v_t] at 2L bits, [gamma_t] integers 1..A)."""
@@ -422,36 +440,51 @@ def _reinvert(eng: Engine, s: HannunSection, state: dict):
     state["w_inv"] = x_inv
 
 
+def _save_state(state: dict, x: AShare | None, explore: _Exploration) -> dict:
+    """A feature holder's checkpoint: its shares of W^{-1}, b (W), the reward block and
+    x_{t+1}, and its place in the exploration stream."""
+    shares = {k: v.to_state() for k, v in (state | {"x": x}).items() if v is not None}
+    return {"shares": shares, "explore": explore.state()}
+
+
 def _feature_holder(ctx: PartyContext) -> dict:
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=f"{DEALER}.0", frac_bits=s.precision_bits,
                  trunc=s.trunc)
     contexts = task(ctx.config).contexts[:, feature_slices(s)[ctx.index]]   # 5: my features
     A, D = s.arms, s.dims
-    eye = np.repeat(np.eye(D)[None], A, axis=0)
-    # 1-3: W_a = I (W_a^{-1} = I), b_a = 0: public constants need no sharing round
-    state = {"w_inv": eng.public(eye / (1.0 + s.regularizer)), "b": eng.zeros((A, D))}
-    if s.reinvert_every:
-        state["w"] = eng.public(eye * (1.0 + s.regularizer))
-    explore = _Exploration(ctx, eng.lead)
+    start, saved = ctx.resume() or (0, None)
 
     def run(gen):
         return eng.run(Op(ONLINE, gen))
 
     t0 = time.perf_counter()
     before = ctx.chan.stats.op(ONLINE).to_dict()
-    x = run(_share_context(eng, s, contexts[0], ctx.index))
-    for t in range(s.iterations):                                            # 4
+    if saved is None:
+        eye = np.repeat(np.eye(D)[None], A, axis=0)
+        # 1-3: W_a = I (W_a^{-1} = I), b_a = 0: public constants need no sharing round
+        state = {"w_inv": eng.public(eye / (1.0 + s.regularizer)), "b": eng.zeros((A, D))}
+        if s.reinvert_every:
+            state["w"] = eng.public(eye * (1.0 + s.regularizer))
+        explore = _Exploration(ctx, eng.lead)
+        x = run(_share_context(eng, s, contexts[0], ctx.index))
+    else:
+        shares = {k: AShare.from_state(v, eng.lead) for k, v in saved["shares"].items()}
+        x = shares.pop("x", None)
+        state, explore = shares, _Exploration(ctx, eng.lead, saved["explore"])
+    for t in range(start, s.iterations):                                     # 4
         nxt = (_share_context(eng, s, contexts[t + 1], ctx.index) if t + 1 < s.iterations
                else _nothing())
         x = run(_step(eng, s, state, t, x, explore.next(t), nxt))
         if s.reinvert_every and (t + 1) % s.reinvert_every == 0:
             run(_reinvert(eng, s, state))
+        ctx.checkpoint(t + 1, lambda: _save_state(state, x, explore))
         ctx.progress(t + 1, s.iterations)
     wall = time.perf_counter() - t0
     after = ctx.chan.stats.op(ONLINE).to_dict()
     eng.close()
-    return {"online": {k: after[k] - before[k] for k in after}, "online_wall_s": wall}
+    return {"online": {k: after[k] - before[k] for k in after}, "online_wall_s": wall,
+            "steps": s.iterations - start}
 
 
 # ---------------------------------------------------------------- p' and p''
@@ -467,8 +500,9 @@ def _arm_puller(ctx: PartyContext) -> dict:
     """Step 16: learn a_t from the one-hot opened to p' alone and pull it; 17-18: share o_t."""
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=None)
-    arms = []
-    for t in range(s.iterations):
+    start, saved = ctx.resume() or (0, {"arms": []})
+    arms = list(saved["arms"])
+    for t in range(start, s.iterations):
         opened = np.rint(eng.run(Op(ONLINE, _as_in_step(arith.open_to(eng, None, ctx.name)))))
         hot = np.flatnonzero(opened == 1)
         if len(hot) != 1 or np.count_nonzero(opened) != 1:
@@ -476,6 +510,7 @@ def _arm_puller(ctx: PartyContext) -> dict:
                                 f"opened selection is not one-hot: {opened.tolist()}")
         arms.append(int(hot[0]))
         eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, np.eye(s.arms)[hot[0]], ctx.name, 0))))
+        ctx.checkpoint(t + 1, lambda: {"arms": arms})
         ctx.progress(t + 1, s.iterations)
     return {"arms": arms}
 
@@ -485,9 +520,17 @@ def _reward_holder(ctx: PartyContext) -> dict:
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=None)
     rewards = task(ctx.config).rewards
-    for t in range(0, s.iterations, BLOCK):
+    start, _ = ctx.resume() or (0, None)
+    first = _first_block(start)
+    # p'' keeps nothing: resuming after any step of a block it sent needs only the next block
+    for done in range(start + 1, min(first, s.iterations) + 1):
+        ctx.checkpoint(done, {})
+    for t in range(first, s.iterations, BLOCK):
         eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, rewards[t:t + BLOCK], ctx.name, 0))))
-        ctx.progress(min(t + BLOCK, s.iterations), s.iterations)
+        end = min(t + BLOCK, s.iterations)
+        for done in range(t + 1, end + 1):
+            ctx.checkpoint(done, {})
+        ctx.progress(end, s.iterations)
     return {}
 
 
@@ -501,9 +544,9 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     puller = next(r for r in results if r["role"] == PULLER)
     arms = np.asarray(puller["output"]["arms"], dtype=np.int64)
     out = _outcome(s, task(cfg), arms)
-    steps = s.iterations
-    name = lambda r: f"{r['role']}.{r['index']}"  # noqa: E731
     fh = [r for r in results if r["role"] == FEATURE]
+    steps = fh[0]["output"]["steps"]  # fewer than T when this run resumed
+    name = lambda r: f"{r['role']}.{r['index']}"  # noqa: E731
     online = [r["output"]["online"] for r in fh]
     rounds = max(o["rounds"] for o in online) / steps
     per_party = {name(r): (r["bytes_sent"] + r["bytes_received"]) / steps for r in results}
@@ -542,4 +585,4 @@ PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "
                         "permutations derive from the public config seed, so p' knows which "
                         "steps are greedy (reproduction mode; 'secret' for deployment)"],
-                    sends_ahead=sends_ahead)
+                    sends_ahead=sends_ahead, checkpoints=True)

@@ -179,4 +179,7 @@ def sends_ahead(s: MpcOpsSection) -> int:
 
 PROTOCOL = Protocol(name="mpcops", paper="the MPC engine's operations (Hannun et al. 2019, Table 1)",
                     section=MpcOpsSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, sends_ahead=sends_ahead)
+                    plaintext=plaintext, summarize=summarize, sends_ahead=sends_ahead,
+                    no_checkpoints_because="a benchmark: each op's figures are the medians of "
+                    "one process's timed calls, which a resumed run would not measure (a run "
+                    "takes seconds; start it again)")

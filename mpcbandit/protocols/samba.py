@@ -127,13 +127,14 @@ def _seed(cfg: Config, purpose: str) -> bytes:
     return derive_seed(cfg.seed, f"samba/{purpose}")
 
 
-def _pull_stream(cfg: Config, i: int) -> KeyedStream:
-    """Arm i's environment: its reward at step t is 1 iff row t < mu_i.
+def _pull_stream(seed: bytes) -> KeyedStream:
+    """Arm i's environment from its seed ``_seed(cfg, f"pull/{i}")``: its reward at step t is
+    1 iff row t < mu_i.
 
     Drawn by data owner i alone (fresh) in a deployment; from the config seed only in the
     reproduction mode, where anyone holding the config could replay every reward.
     """
-    return KeyedStream(_seed(cfg, f"pull/{i}"), "pull")
+    return KeyedStream(seed, "pull")
 
 
 def _thompson_rng(seed: bytes) -> np.random.Generator:
@@ -214,6 +215,9 @@ def run_role(ctx: PartyContext, comp_view: list | None = None) -> dict:
 def _data_client(ctx: PartyContext) -> dict:
     s: SambaSection = ctx.section
     chan = ctx.chan
+    # a resumed run sets up afresh (new Paillier and AES keys): nothing is encrypted under
+    # the old ones once the data owners have checkpointed, so DC keeps nothing
+    ctx.checkpoint_finished()
     pk, sk = paillier.keygen(s.paillier_bits)
     chan.send("setup", CONTROLLER0, {"budget": s.budget, "algorithm": s.algorithm,  # (0)
                                      "params": s.params, "paillier_n": pk.n})
@@ -235,7 +239,9 @@ def _controller(ctx: PartyContext) -> dict:
     setup = _recv_setup(ctx, "setup", DC0)                                          # (0)
     budget, alg = _algorithm_from(setup, DC0)
     name, params = setup["algorithm"], setup["params"]
-    seed_alpha, seed_eps = _seed(ctx.config, "alpha"), _seed(ctx.config, "epsilon")
+    start, seeds = ctx.resume() or (k, {p: _seed(ctx.config, p) for p in ("alpha", "epsilon", "sigma")})
+    ctx.checkpoint_finished(seeds)  # per step the Controller keeps nothing but its seeds
+    seed_alpha, seed_eps = seeds["alpha"], seeds["epsilon"]
     chan.exchange("setup", send={COMP0: {"budget": budget, "algorithm": name,       # (1)
                                          "params": params, "arms": k},
                                  **{d: {"budget": budget, "algorithm": name, "params": params,
@@ -245,11 +251,11 @@ def _controller(ctx: PartyContext) -> dict:
     wrapped = chan.exchange("key", send={COMP0: [pubs[d] for d in dos]}, recv=[COMP0])[COMP0]
     chan.exchange("key", send={d: {"comp": wrapped["comp"], "wrapped": wrapped["wrapped"][i]}
                                for i, d in enumerate(dos)})
-    sigma = _sigma_streams(_seed(ctx.config, "sigma"), k, alg.iterations)
+    sigma = _sigma_streams(seeds["sigma"], k, alg.iterations)
     explore_u = KeyedStream(seed_eps, "epsilon")
     bits: dict = {}
     core_start = time.perf_counter()
-    for t in range(k + 1, budget + 1):
+    for t in range(start + 1, budget + 1):
         ctx.progress(t, budget)
         explore = alg.explores and explore_u.row(t) <= alg.epsilon_at(t)
         for l in range(1, alg.iterations + 1):
@@ -277,7 +283,7 @@ def _controller(ctx: PartyContext) -> dict:
         raise ProtocolError(bad, "sum#0", str(e)) from None
     chan.send("sum", DC0, total)                                                     # (7)
     ctx.progress(budget, budget)
-    return {"core_s": core_s, "core_steps": budget - k}
+    return {"core_s": core_s, "core_steps": budget - start}
 
 
 def _is_ciphertext(pk, c) -> bool:
@@ -297,12 +303,14 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
     chan.send("key", CONTROLLER0, {"comp": mine.public,
                                    "wrapped": [wrap_key(key, mine, p, KEY_CONTEXT) for p in pubs]})
     aead = Aead(key)
-    select_u = _select_streams(_seed(ctx.config, "select"), alg.iterations)
+    start, fixed = ctx.resume() or (k, {"select": _seed(ctx.config, "select")})
+    ctx.checkpoint_finished(fixed)  # Comp keeps no state from step to step
+    select_u = _select_streams(fixed["select"], alg.iterations)
     unpack = struct.Struct(f"<{k}d").unpack
     reply: dict = {}
     equal = [0.0] * k
     one, zero = b"\x01", b"\x00"
-    for t in range(k + 1, budget + 1):
+    for t in range(start + 1, budget + 1):
         ctx.progress(t, budget)
         for l in range(1, alg.iterations + 1):
             tag = f"permuted t={t} l={l}"
@@ -338,16 +346,26 @@ def _data_owner(ctx: PartyContext) -> dict:
         aead = Aead(unwrap_key(keys["wrapped"], mine, keys["comp"], KEY_CONTEXT))
     except (ValueError, KeyError, TypeError) as e:
         raise ProtocolError(CONTROLLER0, "key#1", f"bad AES key transport: {e}") from None
-    pulls = _pull_stream(ctx.config, i)
-    arm = ArmState(rng=_thompson_rng(_seed(ctx.config, f"thompson/{i}")))
-    r = pull(mean, pulls.row(i + 1))  # t = i + 1: every arm is pulled once first
-    arm.s, arm.n = r, 1
-    alg.init_arm(arm, k)
-    pulled, rewards = [i + 1], [r]
+    resumed = ctx.resume()
+    if resumed is None:
+        start, seeds = k, {"pull": _seed(ctx.config, f"pull/{i}"),
+                           "thompson": _seed(ctx.config, f"thompson/{i}")}
+        pulls = _pull_stream(seeds["pull"])
+        arm = ArmState(rng=_thompson_rng(seeds["thompson"]))
+        r = pull(mean, pulls.row(i + 1))  # t = i + 1: every arm is pulled once first
+        arm.s, arm.n = r, 1
+        alg.init_arm(arm, k)
+        pulled, rewards = [i + 1], [r]
+    else:
+        start, st = resumed
+        seeds, pulled, rewards = st["seeds"], st["pulled"], st["rewards"]
+        pulls = _pull_stream(seeds["pull"])
+        arm = ArmState(**st["arm"], rng=_thompson_rng(seeds["thompson"]))
+        arm.rng.bit_generator.state = st["rng"]
     alphas = [KeyedStream(setup["seed_alpha"], f"alpha/{l}") for l in range(1, alg.iterations + 1)]
     explore_u = KeyedStream(setup["seed_epsilon"], "epsilon")
     pack = struct.Struct("<d").pack
-    for t in range(k + 1, budget + 1):
+    for t in range(start + 1, budget + 1):
         ctx.progress(t, budget)
         explore = alg.explores and explore_u.row(t) <= alg.epsilon_at(t)
         for l in range(1, alg.iterations + 1):
@@ -372,6 +390,9 @@ def _data_owner(ctx: PartyContext) -> dict:
                 arm.n += 1
                 pulled.append(t)
                 rewards.append(r)
+        ctx.checkpoint(t, lambda: {"seeds": seeds, "pulled": pulled, "rewards": rewards,
+                                   "arm": {f: v for f, v in vars(arm).items() if f != "rng"},
+                                   "rng": arm.rng.bit_generator.state})
         if i == 0 and t % _PROGRESS_EVERY == 0:
             ctx.progress(t, budget)
     chan.send("sum", CONTROLLER0, paillier.encrypt(pk, arm.s))                       # (6)
@@ -388,7 +409,7 @@ def plaintext(cfg: Config) -> dict:
     k = s.arms
     arms, rewards = play_standard(
         alg, arm_means(s, cfg.seed), s.budget,
-        pull_u=[_pull_stream(cfg, i).row for i in range(k)],
+        pull_u=[_pull_stream(_seed(cfg, f"pull/{i}")).row for i in range(k)],
         explore_u=KeyedStream(_seed(cfg, "epsilon"), "epsilon").row,
         sigma=[st.row for st in _sigma_streams(_seed(cfg, "sigma"), k, alg.iterations)],
         select_u=[st.row for st in _select_streams(_seed(cfg, "select"), alg.iterations)],
@@ -458,4 +479,4 @@ def sends_ahead(s: SambaSection) -> int:
 PROTOCOL = Protocol(name="samba", paper='Ciucanu et al. 2022, SAMBA: secure multi-armed bandits',
                     section=SambaSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
-                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead)
+                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead, checkpoints=True)

@@ -1,0 +1,41 @@
+"""Hannun et al. killed part-way and resumed from its checkpoints ends with exactly the arms and
+rewards of an uninterrupted run at the same seed: the feature holders keep their shares of
+W^{-1}, b, the reward block and x_{t+1} and their place in the exploration stream, p' its arms,
+the dealer its exploration key (fresh engine material is dealt after the resume)."""
+
+import json
+import signal
+
+import pytest
+
+from partyprocs import kill_party, party_pids, start_run, wait_for_progress
+
+EVERY = 25
+STEPS = 600  # three exploration / reward blocks of 256: the resume point falls inside one
+
+
+def settings():
+    return ["--seed", "4", "--set", f"hannun.iterations={STEPS}", "--set", "run.deadline_s=15"]
+
+
+@pytest.mark.parametrize("victim", ["feature_holder.1", "dealer.0"])
+def test_killed_hannun_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim):
+    out = tmp_path / "run"
+    launcher = start_run("configs/hannun-synthetic.toml", *settings(),
+                         "--checkpoint-every", EVERY, out=out)
+    wait_for_progress(out / "progress", minimum=280)
+    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=30)
+    assert launcher.returncode != 0 and victim in err, err
+    assert not (out / "summary.json").exists()
+    assert (out / "checkpoints" / "dealer.0" / "finished.ckpt").exists()
+
+    cli("run", "--resume", out)
+    resumed = json.loads((out / "summary.json").read_text())
+    assert 275 <= resumed["resumed_from"] < STEPS and resumed["resumed_from"] % EVERY == 0
+
+    cli("run", "configs/hannun-synthetic.toml", "--out", tmp_path / "whole", *settings())
+    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
+    assert len(resumed["arms"]) == STEPS
+    for key in ("arms", "rewards", "cumulative_reward", "cumulative_regret"):
+        assert resumed[key] == whole[key], key
+    assert resumed["agreement_with_plaintext"] == whole["agreement_with_plaintext"] == 1.0
