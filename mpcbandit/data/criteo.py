@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from mpcbandit.data import data_root
+from mpcbandit.errors import DataError
 
 __all__ = ["USER_DIMS", "ITEM_DIMS", "DIMS", "SAMPLE", "default_path", "CriteoLog", "load_criteo",
            "outer_add"]
@@ -80,13 +81,13 @@ def _rows(path: Path, max_rows: int | None):
             reader, skip = csv.reader(f), 1
             header = next(reader)
             if header[:3] != ["Id", "Label", "I1"] or len(header) != 41:
-                raise ValueError(f"{path}: not the Kaggle Criteo CSV layout (header {header[:4]}...)")
+                raise DataError(f"{path}: not the Kaggle Criteo CSV layout (header {header[:4]}...)")
         for n, row in enumerate(reader):
             if max_rows is not None and n >= max_rows:
                 return
             row = row[skip:]
             if len(row) != 1 + USER_DIMS + 26:
-                raise ValueError(f"{path}: line {n + 1 + skip} has {len(row) + skip} fields, "
+                raise DataError(f"{path}: line {n + 1 + skip} has {len(row) + skip} fields, "
                                  f"expected {1 + USER_DIMS + 26 + skip}")
             yield int(row[0]), row[1:1 + USER_DIMS], row[1 + USER_DIMS:]
 
@@ -103,10 +104,13 @@ def load_criteo(path: str | Path | None = None, arms: int = 40, buckets: int = 4
     if not path.is_file():
         raise FileNotFoundError(f"Criteo data not found at {path} (set MPCBANDIT_DATA or o3m.data_path)")
     clicks, numeric, hashes = [], [], []
-    for label, num, cat in _rows(path, max_rows):
-        clicks.append(label)
-        numeric.append([float(v) if v else 0.0 for v in num])
-        hashes.append(tuple(_hash([cat[i] for i in g], buckets) for g in CAT_GROUPS))
+    try:
+        for label, num, cat in _rows(path, max_rows):
+            clicks.append(label)
+            numeric.append([float(v) if v else 0.0 for v in num])
+            hashes.append(tuple(_hash([cat[i] for i in g], buckets) for g in CAT_GROUPS))
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
     item_label = [_cantor(_cantor(h[0], h[1]), h[2]) for h in hashes]
     common = Counter(item_label).most_common(arms)
     if len(common) < arms:

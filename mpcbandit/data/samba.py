@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mpcbandit.errors import DataError
+
 __all__ = ["read_arm_file", "top_means", "write_arm_file", "movielens_means", "jester_means",
            "synthetic_means", "JESTER_MISSING"]
 
@@ -23,18 +25,22 @@ JESTER_MISSING = 99.0
 def read_arm_file(path: str | Path) -> np.ndarray:
     """All means of an arm file, in file order (checks the K header and the range)."""
     path = Path(path)
-    lines = [ln.strip() for ln in path.read_text().splitlines() if ln.strip()]
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
-        raise ValueError(f"{path}: empty arm file")
+        raise DataError(f"{path}: empty arm file")
     try:
         k = int(lines[0])
         means = np.array([float(v) for v in lines[1:]], dtype=float)
     except ValueError as e:
-        raise ValueError(f"{path}: not an arm file (first line K, then one mean per line): {e}") from None
+        raise DataError(f"{path}: not an arm file (first line K, then one mean per line): {e}") from None
     if len(means) != k:
-        raise ValueError(f"{path}: header says {k} arms but {len(means)} means follow")
+        raise DataError(f"{path}: header says {k} arms but {len(means)} means follow")
     if np.any((means < 0) | (means > 1)):
-        raise ValueError(f"{path}: Bernoulli means must lie in [0, 1]")
+        raise DataError(f"{path}: Bernoulli means must lie in [0, 1]")
     return means
 
 

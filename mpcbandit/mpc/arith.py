@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc.fixed import encode
-from mpcbandit.mpc.prg import Prg
+from mpcbandit.mpc.prg import SEED_BYTES, Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64, wraps_signed, wraps_unsigned
 from mpcbandit.mpc.rounds import Round
 from mpcbandit.mpc.shares import AShare
@@ -38,13 +39,56 @@ def _unpack(flat, like: list[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
+#: most ring elements a peer may ask a party to expand from a seed (4 GiB of shares)
+MAX_SHARED_ELEMENTS = 1 << 29
+
+
+def peer_ring(body, shape: tuple[int, ...], peer: str) -> np.ndarray:
+    """A peer's ring array, reshaped to shape; a ProtocolError naming the peer when it is not
+    an array of exactly that many uint64 elements (the round's tag is added by run_ops)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    if type(body) is int and size == 1 and 0 <= body < 1 << 64:  # a ring scalar on the wire
+        body = np.array([body], dtype=U64)
+    if not isinstance(body, np.ndarray) or body.dtype != U64 or body.size != size:
+        got = (f"a {body.dtype} array of {body.size} elements" if isinstance(body, np.ndarray)
+               else f"a {type(body).__name__}")
+        raise ProtocolError(peer, "?", f"expected {size} ring elements (uint64), got {got}")
+    return body.reshape(shape)
+
+
+def peer_field(body, key: str, kind: type, peer: str):
+    """Field key of a peer's dict body, of type kind, or a ProtocolError naming the peer."""
+    if not isinstance(body, dict):
+        raise ProtocolError(peer, "?", f"expected a dict with {key!r}, got a {type(body).__name__}")
+    if not isinstance(body.get(key), kind):
+        raise ProtocolError(peer, "?", f"expected a {kind.__name__} {key!r}, "
+                                       f"got {type(body.get(key)).__name__}")
+    return body.get(key)
+
+
+def peer_seed(body, peer: str) -> bytes:
+    """The 'seed' field of a peer's dict body: exactly SEED_BYTES bytes."""
+    seed = peer_field(body, "seed", bytes, peer)
+    if len(seed) != SEED_BYTES:
+        raise ProtocolError(peer, "?", f"share seed of {len(seed)} bytes, expected {SEED_BYTES}")
+    return seed
+
+
+def peer_shape(body, peer: str) -> tuple[int, ...]:
+    """The 'shape' field of a peer's dict body: non-negative ints, at most MAX_SHARED_ELEMENTS."""
+    shape = peer_field(body, "shape", list, peer)
+    if (not all(type(d) is int and d >= 0 for d in shape)
+            or np.prod(shape, dtype=object) > MAX_SHARED_ELEMENTS):
+        raise ProtocolError(peer, "?", f"bad share shape {shape[:8]!r}")
+    return tuple(shape)
+
+
 def open_parts(eng, arrays: list[np.ndarray]):
     """Every party's share of each array, in party order (one round)."""
     others = eng.others
     packed = _pack(arrays)
     got = yield Round(dict.fromkeys(others, packed), tuple(others))
-    theirs = {p: _unpack(np.asarray(got[p], dtype=U64).reshape(packed.shape), arrays)
-              for p in others}
+    theirs = {p: _unpack(peer_ring(got[p], packed.shape, p), arrays) for p in others}
     return [[arrays[k] if p == eng.me else theirs[p][k] for p in eng.parties]
             for k in range(len(arrays))]
 
@@ -58,9 +102,9 @@ def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
     for p in others:
         # reshape: the codec sends 0-d arrays as shape (1,)
         if binary:
-            acc ^= np.asarray(got[p], dtype=U64).reshape(acc.shape)
+            acc ^= peer_ring(got[p], acc.shape, p)
         else:
-            acc += np.asarray(got[p], dtype=U64).reshape(acc.shape)
+            acc += peer_ring(got[p], acc.shape, p)
     return _unpack(acc, arrays)
 
 
@@ -90,8 +134,11 @@ def input_value(eng, value, owner: str, frac: int):
         return None
     got = yield Round({}, (owner,))
     body = got[owner]
-    shape = tuple(body["shape"])
-    v = Prg(body["seed"]).ring(shape) if "seed" in body else np.asarray(body["v"], dtype=U64).reshape(shape)
+    shape = peer_shape(body, owner)
+    if isinstance(body, dict) and "seed" in body:
+        v = Prg(peer_seed(body, owner)).ring(shape)
+    else:
+        v = peer_ring(peer_field(body, "v", object, owner), shape, owner)
     return AShare(v, frac, eng.lead)
 
 
@@ -106,10 +153,10 @@ def open_to(eng, x: AShare | None, to: str):
         return None
     senders = tuple(p for p in eng.parties if p != to)
     got = yield Round({}, senders)
-    frac, shape = got[senders[0]]["f"], tuple(got[senders[0]]["shape"])
+    frac, shape = peer_field(got[senders[0]], "f", int, senders[0]), peer_shape(got[senders[0]], senders[0])
     acc = x.v.copy() if x is not None else np.zeros(shape, dtype=U64)
     for p in senders:
-        acc += np.asarray(got[p]["v"], dtype=U64).reshape(shape)
+        acc += peer_ring(peer_field(got[p], "v", object, p), shape, p)
     return acc.view(np.int64).astype(np.float64) / 2.0 ** frac
 
 

@@ -15,8 +15,9 @@ import numpy as np
 
 from mpcbandit.config import Config, spec
 from mpcbandit.mpc.prg import Prg
-from mpcbandit.mpc.ring import reconstruct, share
+from mpcbandit.mpc.ring import RING_DTYPE, reconstruct, share
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
+from mpcbandit.protocols.bodies import expect_array
 
 INPUT, COMPUTE, OUTPUT = "input", "compute", "output"
 
@@ -69,11 +70,13 @@ def run_role(ctx: PartyContext) -> dict:
             ctx.chan.exchange("share", send=dict(zip(computes, share(x, s.computing, prg))))
         elif ctx.role == COMPUTE:
             got = ctx.chan.exchange("share", recv=inputs)
-            total = reconstruct([got[p] for p in inputs])  # sum of shares = share of the sum
+            total = reconstruct([expect_array(got[p], (s.length,), p, f"share#{t}", RING_DTYPE)
+                                 for p in inputs])  # sum of shares = share of the sum
             ctx.chan.exchange("open_to", send={f"{OUTPUT}.0": total})
         else:
             got = ctx.chan.exchange("open_to", recv=computes)
-            total = reconstruct([got[p] for p in computes])
+            total = reconstruct([expect_array(got[p], (s.length,), p, f"open_to#{t}", RING_DTYPE)
+                                 for p in computes])
             digest, result = chain(digest, total), [int(v) for v in total]
         ctx.checkpoint(t + 1, {"digest": digest, "sum": result})
         ctx.progress(t + 1, s.iterations)

@@ -12,8 +12,9 @@ import numpy as np
 
 from mpcbandit.config import Config
 from mpcbandit.dp.noise import NormalSource, seeded_source
+from mpcbandit.protocols.bodies import expect_array, expect_fields
 
-__all__ = ["noise_source", "noise_off", "regret_fields"]
+__all__ = ["noise_source", "noise_off", "regret_fields", "expect_statistics"]
 
 
 def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:
@@ -33,3 +34,11 @@ def regret_fields(regret_per_round: np.ndarray, agents: int = 1) -> dict:
     final = float(cum[-1]) if cum.size else 0.0
     return {"regret": per_round.tolist(), "cumulative_regret": cum.tolist(),
             "final_regret": final, "final_regret_per_agent": final / agents}
+
+
+def expect_statistics(body, dims: int, peer: str, tag: str) -> tuple[np.ndarray, np.ndarray]:
+    """(gram d x d, vec d) of a peer's message {"gram", "vec"}, checked (a ProtocolError
+    naming the peer and tag otherwise)."""
+    body = expect_fields(body, ("gram", "vec"), peer, tag)
+    return (expect_array(body["gram"], (dims, dims), peer, tag),
+            expect_array(body["vec"], (dims,), peer, tag))

@@ -31,9 +31,10 @@ from mpcbandit.bandits.graphs import GRAPHS, build_graph, diameter, within_hops
 from mpcbandit.config import Config, spec
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
-from mpcbandit.errors import ConfigError
+from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields
+from mpcbandit.protocols.bodies import expect_bool, expect_fields, expect_index
+from mpcbandit.protocols.dp_common import expect_statistics, noise_off, noise_source, regret_fields
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 from mpcbandit.protocols.jdp import check_budget
 
@@ -137,14 +138,14 @@ def _controller(ctx: PartyContext) -> dict:
     for t in range(start + 1, s.horizon + 1):
         if fixed is None:  # 12. anyone over the threshold?
             flags = ctx.chan.exchange("sync_flag", recv=agents)
-            sync = any(bool(flags[a]) for a in agents)
+            sync = any([expect_bool(flags[a], a, f"sync_flag#{t}") for a in agents])
             ctx.chan.exchange("sync_decision", send={a: sync for a in agents})
         else:
             sync = t in fixed_set
         if sync:  # 17-19. sum the privatized uploads and broadcast
             got = ctx.chan.exchange("upload", recv=agents)
-            gram = sum(np.asarray(got[a]["gram"]) for a in agents)
-            vec = sum(np.asarray(got[a]["vec"]) for a in agents)
+            uploads = [expect_statistics(got[a], s.dims, a, f"upload#{t}") for a in agents]
+            gram, vec = sum(u[0] for u in uploads), sum(u[1] for u in uploads)
             ctx.chan.exchange("broadcast", send={a: {"gram": gram, "vec": vec} for a in agents})
             sync_at.append(t)
         ctx.checkpoint(t, lambda: {"sync_at": sync_at})
@@ -177,14 +178,14 @@ def _central_agent(ctx: PartyContext) -> dict:
         est.observe(me, ctx_t[a][None], np.array([y]))  # 10-11.
         if fixed is None:  # 12-14.
             ctx.chan.exchange("sync_flag", send={ctrl: bool(est.sync_wanted(me, threshold)[0])})
-            sync = bool(ctx.chan.recv("sync_decision", ctrl))
+            sync = expect_bool(ctx.chan.recv("sync_decision", ctrl), ctrl, f"sync_decision#{t}")
         else:
             sync = t in fixed_set
         if sync:  # 16-21.
             gram, vec = priv.privatize(est.take_local(me)[0])
             ctx.chan.exchange("upload", send={ctrl: {"gram": gram, "vec": vec}})
-            got = ctx.chan.recv("broadcast", ctrl)
-            est.set_synced(me, np.asarray(got["gram"])[None], np.asarray(got["vec"])[None])
+            gram, vec = expect_statistics(ctx.chan.recv("broadcast", ctrl), s.dims, ctrl, f"broadcast#{t}")
+            est.set_synced(me, gram[None], vec[None])
         arms.append(a)
         rewards.append(y)
         regret.append(float(means.max() - means[a]))
@@ -195,6 +196,22 @@ def _central_agent(ctx: PartyContext) -> dict:
         ctx.progress(t, s.horizon)
     return {"arms": arms, "rewards": rewards, "regret": regret, "beta": betas,
             "releases": priv.tree.count}
+
+
+def _gossip_items(body, s: FeducbSection, peer: str, tag: str) -> list[dict]:
+    """A neighbour's gossip: a list of requests and sums, each field checked (the sums'
+    statistics are checked where they are used)."""
+    if not isinstance(body, list):
+        raise ProtocolError(peer, tag, f"expected a list of gossip items, got a {type(body).__name__}")
+    for item in body:
+        expect_fields(item, ("id", "kind", "slot", "ttl"), peer, tag)
+        if type(item["id"]) is not str or item["kind"] not in ("req", "sums") or type(item["ttl"]) is not int:
+            raise ProtocolError(peer, tag, f"bad gossip item id={item['id']!r:.40} "
+                                f"kind={item['kind']!r:.20} ttl={item['ttl']!r:.20}")
+        expect_index(item["slot"], s.gamma, peer, tag)
+        if item["kind"] == "sums":
+            expect_index(expect_fields(item, ("origin",), peer, tag)["origin"], s.agents, peer, tag)
+    return body
 
 
 def _p2p_agent(ctx: PartyContext) -> dict:
@@ -265,16 +282,15 @@ def _p2p_agent(ctx: PartyContext) -> dict:
         outbox = []
         dirty = set()
         for n in nbrs:
-            for item in got[n]:
+            for item in _gossip_items(got[n], s, n, f"gossip#{t}"):
                 if item["id"] in seen:
                     continue
                 seen.add(item["id"])
-                h = int(item["slot"])
+                h = item["slot"]
                 if item["kind"] == "req":
                     pending[h] = True
                 else:
-                    origin = int(item["origin"])
-                    latest[h][origin] = (np.asarray(item["gram"]), np.asarray(item["vec"]))
+                    latest[h][item["origin"]] = expect_statistics(item, s.dims, n, f"gossip#{t}")
                     dirty.add(h)
                 if item["ttl"] > 1:
                     outbox.append(dict(item, ttl=item["ttl"] - 1))

@@ -236,10 +236,13 @@ def _split_by_seeds(arrays: list[np.ndarray], n: int) -> list[dict]:
     return [{"seed": sd} for sd in seeds] + [{"corr": last}]
 
 
-def _expand_share(msg: dict, shapes: list[tuple]) -> list[np.ndarray]:
-    if "corr" in msg:
-        return [np.asarray(c).view(U64) for c in msg["corr"]]
-    prg = Prg(msg["seed"])
+def _expand_share(msg: dict, shapes: list[tuple], peer: str) -> list[np.ndarray]:
+    if isinstance(msg, dict) and "corr" in msg:
+        corr = arith.peer_field(msg, "corr", list, peer)
+        if len(corr) != len(shapes):
+            raise ProtocolError(peer, "?", f"{len(corr)} exploration arrays, expected {len(shapes)}")
+        return [arith.peer_ring(c, sh, peer) for c, sh in zip(corr, shapes)]
+    prg = Prg(arith.peer_seed(msg, peer))
     return [prg.ring(sh) for sh in shapes]
 
 
@@ -291,7 +294,11 @@ class _Exploration:
         if self.pos == BLOCK:
             steps = min(BLOCK, s.iterations - t)
             msg = self.ctx.chan.recv(EXPLORE, f"{DEALER}.0")
-            self.block = _expand_share(msg, [(steps,), (steps, s.arms), (steps, s.arms)])
+            try:
+                self.block = _expand_share(msg, [(steps,), (steps, s.arms), (steps, s.arms)],
+                                           f"{DEALER}.0")
+            except ProtocolError as e:
+                raise ProtocolError(e.peer, f"{EXPLORE} step {t}", e.reason) from None
             self.pos = 0
         y, yv, g = (b[self.pos] for b in self.block)
         self.pos += 1

@@ -23,7 +23,8 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import noise_off, noise_source, regret_fields
+from mpcbandit.protocols.bodies import expect_array, expect_fields, expect_index, expect_real
+from mpcbandit.protocols.dp_common import expect_statistics, noise_off, noise_source, regret_fields
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 LEARNER, PRIVATIZER, ENV = "learner", "privatizer", "env"
@@ -93,9 +94,9 @@ def run_role(ctx: PartyContext) -> dict:
         arms, betas = st["arms"], st["beta"]
         for t in range(start + 1, s.horizon + 1):
             got = ctx.chan.exchange("offer", recv=[env_name, privatizer])  # 1.
-            rel = got[privatizer]
-            a, beta = jdp_arm(rel["gram"], rel["vec"], got[env_name], params,
-                              sigma=s.reward_sigma, alpha=s.alpha)  # 2.
+            gram, vec = expect_statistics(got[privatizer], s.dims, privatizer, f"offer#{t}")
+            offer = expect_array(got[env_name], (s.actions, s.dims), env_name, f"offer#{t}")
+            a, beta = jdp_arm(gram, vec, offer, params, sigma=s.reward_sigma, alpha=s.alpha)  # 2.
             ctx.chan.exchange("choose", send={env_name: a})
             arms.append(a)
             betas.append(beta)
@@ -114,8 +115,9 @@ def run_role(ctx: PartyContext) -> dict:
         for t in range(start + 1, s.horizon + 1):
             ctx.chan.exchange("offer", send={learner: {"gram": gram, "vec": vec}})  # 1.
             nodes.append(priv.tree.nodes_used)
-            obs = ctx.chan.recv("observe", env_name)  # 3.
-            gram, vec = priv.privatize(augmented_gram(obs["x"], obs["y"]))  # 4.
+            obs = expect_fields(ctx.chan.recv("observe", env_name), ("x", "y"), env_name, f"observe#{t}")  # 3.
+            x = expect_array(obs["x"], (s.dims,), env_name, f"observe#{t}")
+            gram, vec = priv.privatize(augmented_gram(x, expect_real(obs["y"], env_name, f"observe#{t}")))  # 4.
             ctx.checkpoint(t, lambda: {"priv": priv.state(), "gram": gram, "vec": vec,
                                        "nodes": nodes})
             ctx.progress(t, s.horizon)
@@ -128,9 +130,7 @@ def run_role(ctx: PartyContext) -> dict:
     for t in range(start + 1, s.horizon + 1):
         d_t, means = env.action_set()
         ctx.chan.exchange("offer", send={learner: d_t})  # 1.
-        a = int(ctx.chan.recv("choose", learner))
-        if not 0 <= a < s.actions:
-            raise ValueError(f"learner.0 chose arm {a}, outside 0..{s.actions - 1} (tag choose)")
+        a = expect_index(ctx.chan.recv("choose", learner), s.actions, learner, f"choose#{t}")
         y = env.reward(means[a])
         ctx.chan.exchange("observe", send={privatizer: {"x": d_t[a], "y": y}})  # 3.
         arms.append(a)

@@ -35,6 +35,7 @@ from mpcbandit.data.vertical_synthetic import SyntheticEnvironment, SyntheticPar
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
+from mpcbandit.protocols.bodies import expect_array
 
 PMG, AP, PP, ENV = "pmg", "ap", "pp", "env"
 MASK, CONTEXTS, FEEDBACK, DONE, WINDOW = "mask", "contexts", "feedback", "done", "window"
@@ -180,13 +181,6 @@ def choose_arm(bandit: LinearBandit, contexts: np.ndarray, s: O3mSection,
     return bandit.choose_ts_scores(contexts, s.v, sampler, TIE_TOL)
 
 
-def _expect_array(body, shape: tuple[int, ...], peer: str, tag: str) -> np.ndarray:
-    if not isinstance(body, np.ndarray) or body.shape != shape or body.dtype != np.float64:
-        got = f"{body.dtype} array {body.shape}" if isinstance(body, np.ndarray) else type(body).__name__
-        raise ProtocolError(peer, tag, f"expected a float64 array of shape {shape}, got {got}")
-    return body
-
-
 def _mask_generator(ctx: PartyContext) -> dict:
     s: O3mSection = ctx.section
     if ctx.resume() is not None:  # the participants kept their blocks in their checkpoints
@@ -201,7 +195,7 @@ def _mask_generator(ctx: PartyContext) -> dict:
 
 def _receive_mask(ctx: PartyContext, p: int) -> np.ndarray:
     s: O3mSection = ctx.section
-    return _expect_array(ctx.chan.recv(MASK, f"{PMG}.0"), (s.dims, s.partition[p]), f"{PMG}.0",
+    return expect_array(ctx.chan.recv(MASK, f"{PMG}.0"), (s.dims, s.partition[p]), f"{PMG}.0",
                          f"{MASK}#0")
 
 
@@ -238,7 +232,7 @@ def _active_participant(ctx: PartyContext) -> dict:
         got = ctx.chan.exchange(CONTEXTS, recv=passive)          # step 5
         masked = own.features(t) @ q_1.T
         for p in passive:
-            masked += _expect_array(got[p], (s.arms, s.dims), p, f"{CONTEXTS}#{t}")
+            masked += expect_array(got[p], (s.arms, s.dims), p, f"{CONTEXTS}#{t}")
         arm = choose_arm(bandit, masked, s, sampler)             # step 6
         reward = ctx.chan.exchange(FEEDBACK, send={env: arm}, recv=[env])[env]   # step 7
         if reward is not None and (not isinstance(reward, (int, float)) or isinstance(reward, bool)):

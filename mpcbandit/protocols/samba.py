@@ -36,6 +36,7 @@ from mpcbandit.crypto.keyexchange import KeyPair, unwrap_key, wrap_key
 from mpcbandit.crypto.streams import KeyedStream, derive_seed
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
+from mpcbandit.protocols.bodies import expect_bytes
 
 DC, CONTROLLER, COMP, DO = "dc", "controller", "comp", "do"
 DC0, CONTROLLER0, COMP0 = f"{DC}.0", f"{CONTROLLER}.0", f"{COMP}.0"
@@ -184,13 +185,6 @@ def _algorithm_from(setup, peer: str) -> tuple[int, Algorithm]:
     return budget, alg
 
 
-def _expect_bytes(body, size: int, peer: str, tag: str) -> bytes:
-    if not isinstance(body, bytes) or len(body) != size:
-        got = f"{len(body)} bytes" if isinstance(body, bytes) else type(body).__name__
-        raise ProtocolError(peer, tag, f"expected {size} bytes of ciphertext, got {got}")
-    return body
-
-
 # ---------------------------------------------------------------- roles
 
 
@@ -265,10 +259,10 @@ def _controller(ctx: PartyContext) -> dict:
             if explore:
                 permuted = None  # §5.4: one common score for all arms, drawn here
             else:
-                permuted = b"".join([_expect_bytes(got[dos[j]], SCORE_CT, dos[j], f"core t={t}")
+                permuted = b"".join([expect_bytes(got[dos[j]], SCORE_CT, dos[j], f"core t={t}")
                                      for j in perm])
             back = chan.exchange("permuted", send={COMP0: permuted}, recv=[COMP0])[COMP0]  # (3)(4)
-            back = _expect_bytes(back, k * BIT_CT, COMP0, f"permuted t={t}")
+            back = expect_bytes(back, k * BIT_CT, COMP0, f"permuted t={t}")
             bits = {dos[j]: back[p * BIT_CT:(p + 1) * BIT_CT] for p, j in enumerate(perm)}  # (5)
         if t % _PROGRESS_EVERY == 0:
             ctx.progress(t, budget)
@@ -319,7 +313,7 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
             if blob is None:  # exploration step (§5.4): a position only Comp knows
                 values, pos = equal, uniform_position(u, k)
             else:
-                blob = _expect_bytes(blob, k * SCORE_CT, CONTROLLER0, tag)
+                blob = expect_bytes(blob, k * SCORE_CT, CONTROLLER0, tag)
                 try:
                     values = list(unpack(b"".join(aead.open_many(blob, SCORE_BYTES, _aad("score", t, l)))))
                 except AuthenticationError as e:
@@ -378,7 +372,7 @@ def _data_owner(ctx: PartyContext) -> dict:
             item = chan.exchange("core", send=send, recv=[CONTROLLER0])[CONTROLLER0]  # (5)
             tag = f"core t={t} l={l}"
             try:
-                bit = aead.open(_expect_bytes(item, BIT_CT, CONTROLLER0, tag), _aad("bit", t, l))
+                bit = aead.open(expect_bytes(item, BIT_CT, CONTROLLER0, tag), _aad("bit", t, l))
             except AuthenticationError:
                 raise ProtocolError(CONTROLLER0, tag, "AES-GCM rejected the pulling bit: "
                                     "tampered or replayed") from None

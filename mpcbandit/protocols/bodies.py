@@ -1,0 +1,68 @@
+"""Checks of a peer's message body where a protocol receives it: a body of the wrong type,
+shape or dtype is a ProtocolError naming the peer and the tag, never a numpy error later."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpcbandit.errors import ProtocolError
+
+__all__ = ["expect_array", "expect_bytes", "expect_fields", "expect_index", "expect_bool",
+           "expect_real"]
+
+
+def _kind(body) -> str:
+    if isinstance(body, np.ndarray):
+        return f"a {body.dtype} array {body.shape}"
+    name = type(body).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def expect_array(body, shape: tuple[int, ...], peer: str, tag: str,
+                 dtype: type = np.float64) -> np.ndarray:
+    """body as an array of exactly this shape and dtype."""
+    if not isinstance(body, np.ndarray) or body.shape != tuple(shape) or body.dtype != dtype:
+        raise ProtocolError(peer, tag, f"expected a {np.dtype(dtype)} array of shape "
+                            f"{tuple(shape)}, got {_kind(body)}")
+    return body
+
+
+def expect_bytes(body, size: int, peer: str, tag: str) -> bytes:
+    """body as exactly size bytes (a ciphertext)."""
+    if not isinstance(body, bytes) or len(body) != size:
+        got = f"{len(body)} bytes" if isinstance(body, bytes) else _kind(body)
+        raise ProtocolError(peer, tag, f"expected {size} bytes of ciphertext, got {got}")
+    return body
+
+
+def expect_fields(body, fields: tuple[str, ...], peer: str, tag: str) -> dict:
+    """body as a dict holding at least these fields."""
+    if not isinstance(body, dict):
+        raise ProtocolError(peer, tag, f"expected a dict with {', '.join(fields)}, got {_kind(body)}")
+    missing = [f for f in fields if f not in body]
+    if missing:
+        raise ProtocolError(peer, tag, f"message lacks {', '.join(missing)}")
+    return body
+
+
+def expect_index(body, count: int, peer: str, tag: str) -> int:
+    """body as an int in 0..count-1 (an arm, an agent, a slot)."""
+    if type(body) is not int or not 0 <= body < count:
+        shown = repr(body)[:40] if isinstance(body, (int, float, str)) else _kind(body)
+        raise ProtocolError(peer, tag, f"expected an index in 0..{count - 1}, got {shown}")
+    return body
+
+
+def expect_bool(body, peer: str, tag: str) -> bool:
+    """body as a bool (a flag, a decision)."""
+    if type(body) is not bool:
+        raise ProtocolError(peer, tag, f"expected a bool, got {_kind(body)}")
+    return body
+
+
+def expect_real(body, peer: str, tag: str) -> float:
+    """body as a finite real number (a reward)."""
+    if type(body) not in (int, float) or not np.isfinite(body):
+        shown = body if isinstance(body, float) else _kind(body)
+        raise ProtocolError(peer, tag, f"expected a finite number, got {shown}")
+    return float(body)
