@@ -14,14 +14,35 @@ EVERY = 25
 STEPS = 600  # three exploration / reward blocks of 256: the resume point falls inside one
 
 
-def settings():
-    return ["--seed", "4", "--set", f"hannun.iterations={STEPS}", "--set", "run.deadline_s=15"]
+def settings(exploration):
+    return ["--seed", "4", "--set", f"hannun.iterations={STEPS}", "--set", "run.deadline_s=15",
+            "--set", f'hannun.exploration="{exploration}"']
 
 
 @pytest.mark.parametrize("victim", ["feature_holder.1", "dealer.0"])
-def test_killed_hannun_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim):
+def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim):
+    out = kill_and_resume(cli, tmp_path, victim, "seeded")
+    resumed = json.loads((out / "summary.json").read_text())
+    cli("run", "configs/hannun-synthetic.toml", "--out", tmp_path / "whole", *settings("seeded"))
+    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
+    for key in ("arms", "rewards", "cumulative_reward", "cumulative_regret"):
+        assert resumed[key] == whole[key], key
+    assert resumed["agreement_with_plaintext"] == whole["agreement_with_plaintext"] == 1.0
+
+
+def test_killed_secret_run_resumes_on_the_dealers_first_key(cli, tmp_path):
+    """No other run shares a secret key; the resumed one equals the replay of its dealer's key
+    step for step, which it could not if the dealer had drawn a new key."""
+    out = kill_and_resume(cli, tmp_path, "dealer.0", "secret")
+    resumed = json.loads((out / "summary.json").read_text())
+    assert resumed["agreement_with_plaintext"] == 1.0
+    assert resumed["cumulative_reward"] == resumed["plaintext_cumulative_reward"]
+
+
+def kill_and_resume(cli, tmp_path, victim, exploration):
+    """Start a run, SIGKILL victim past step 280, resume it; the run folder."""
     out = tmp_path / "run"
-    launcher = start_run("configs/hannun-synthetic.toml", *settings(),
+    launcher = start_run("configs/hannun-synthetic.toml", *settings(exploration),
                          "--checkpoint-every", EVERY, out=out)
     wait_for_progress(out / "progress", minimum=280)
     err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=30)
@@ -32,10 +53,5 @@ def test_killed_hannun_run_resumes_to_the_uninterrupted_result(cli, tmp_path, vi
     cli("run", "--resume", out)
     resumed = json.loads((out / "summary.json").read_text())
     assert 275 <= resumed["resumed_from"] < STEPS and resumed["resumed_from"] % EVERY == 0
-
-    cli("run", "configs/hannun-synthetic.toml", "--out", tmp_path / "whole", *settings())
-    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
     assert len(resumed["arms"]) == STEPS
-    for key in ("arms", "rewards", "cumulative_reward", "cumulative_regret"):
-        assert resumed[key] == whole[key], key
-    assert resumed["agreement_with_plaintext"] == whole["agreement_with_plaintext"] == 1.0
+    return out

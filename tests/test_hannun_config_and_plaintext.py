@@ -21,9 +21,6 @@ def test_config_rejects_impossible_settings_naming_the_key():
         load_config(CFG, ["hannun.data=mnist", "hannun.data_dir=/nonexistent"])
     with pytest.raises(ConfigError, match="hannun.epsilon"):
         load_config(CFG, ["hannun.epsilon=1.5"])
-    cfg = load_config(CFG, ["hannun.exploration=secret"])
-    with pytest.raises(ConfigError, match="hannun.exploration"):
-        get_protocol("hannun").plaintext(cfg)
 
 
 def test_party_table_has_feature_holders_puller_reward_holder_dealer():
@@ -41,3 +38,11 @@ def test_plaintext_cli_writes_summary_with_eta(tmp_path):
     assert s["plaintext"] and s["iterations"] == 200 and len(s["arms"]) == 200
     assert s["cumulative_reward"] == sum(s["rewards"])
     assert s["eta"] == pytest.approx(math.log(10 / 0.1))
+
+
+def test_plaintext_reference_replays_the_config_seed_stream_whatever_the_mode():
+    plain = get_protocol("hannun").plaintext
+    secret = load_config(CFG, ["hannun.iterations=100"])
+    assert secret.section.exploration == "secret"  # the default
+    seeded = load_config(CFG, ["hannun.iterations=100", "hannun.exploration=seeded"])
+    assert plain(secret)["arms"] == plain(seeded)["arms"]

@@ -7,7 +7,7 @@ import pytest
 
 from hannun_inproc import run_hannun
 from mpcbandit.data import data_root
-from mpcbandit.protocols.hannun import plaintext
+from mpcbandit.protocols.hannun import replay
 
 HAVE_MNIST = (data_root() / "mnist" / "train-images-idx3-ubyte.gz").exists()
 
@@ -28,6 +28,11 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
     assert len({p["pid"] for p in s["parties"]}) == 5
 
 
+def dealer_key(results) -> bytes:
+    """The secret exploration key the dealer revealed in its result after the run."""
+    return bytes.fromhex(results["dealer.0"]["exploration_key"])
+
+
 @pytest.mark.parametrize("overrides", [
     ["hannun.iterations=300", "hannun.epsilon=0.2", "hannun.arms=5", "hannun.dims=8", "seed=3"],
     ["hannun.iterations=40", "hannun.feature_holders=3", "hannun.dims=9", "seed=4"],
@@ -39,7 +44,7 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
 def test_inprocess_secure_run_equals_plaintext(overrides):
     cfg, results, _, _ = run_hannun(overrides)
     arms = np.array(results["arm_puller.0"]["arms"])
-    ref = np.array(plaintext(cfg)["arms"])
+    ref = np.array(replay(cfg, dealer_key(results))["arms"])
     assert len(arms) == cfg.section.iterations
     assert np.mean(arms == ref) >= 0.999
 
@@ -53,7 +58,7 @@ def test_rounds_per_step_follow_the_schedule(init, arms, rounds):
     steps = 12
     cfg, results, _, chans = run_hannun([f"hannun.iterations={steps}", f"hannun.reciprocal_init={init}",
                                          f"hannun.arms={arms}", "hannun.dims=6", "seed=7"])
-    assert results["arm_puller.0"]["arms"] == plaintext(cfg)["arms"]
+    assert results["arm_puller.0"]["arms"] == replay(cfg, dealer_key(results))["arms"]
     online = results["feature_holder.0"]["online"]
     assert online["rounds"] == rounds * steps + 1  # + sharing the first context
     assert chans["feature_holder.1"].stats.op("hannun").rounds == rounds * steps + 1

@@ -129,9 +129,11 @@ class HannunSection:
     trunc: str = spec("auto", choices=TRUNC_CHOICES,
                       doc="truncation after products: auto (local for 2 holders, else paper), "
                           "local, paper, exact")
-    exploration: str = spec("seeded", choices=("seeded", "secret"),
-                            doc="seeded: dealer's eps/uniform/permutation stream keyed by the seed "
-                                "(reproducible, comparable to --plaintext); secret: os.urandom key")
+    exploration: str = spec("secret", choices=("secret", "seeded"),
+                            doc="secret: the dealer keys its eps/uniform/permutation stream with "
+                                "os.urandom (revealed in its result after the run, for the "
+                                "replay); seeded: keyed by the config seed, so p' knows which "
+                                "steps explore (reproduction mode, not private)")
 
     def validate(self, path: str) -> None:
         if self.dims < self.feature_holders:
@@ -192,11 +194,10 @@ def task(cfg: Config) -> BanditData:
         raise ConfigError("hannun.data", str(e)) from None
 
 
-def exploration(cfg: Config):
-    """The seeded exploration samples of all T steps (what the dealer draws in blocks)."""
+def exploration(cfg: Config, key: bytes):
+    """The exploration samples of all T steps drawn from key (what the dealer draws in blocks)."""
     s: HannunSection = cfg.section
-    prg = Prg(exploration_key(cfg.seed))
-    return draw_exploration(prg, s.iterations, s.arms, s.epsilon, s.precision_bits)
+    return draw_exploration(Prg(key), s.iterations, s.arms, s.epsilon, s.precision_bits)
 
 
 def _outcome(s: HannunSection, data: BanditData, arms: np.ndarray) -> dict:
@@ -208,15 +209,21 @@ def _outcome(s: HannunSection, data: BanditData, arms: np.ndarray) -> dict:
             "cumulative_regret": float(regret.sum()), "eta": s.eta}
 
 
-def plaintext(cfg: Config) -> dict:
+def replay(cfg: Config, key: bytes) -> dict:
+    """The float64 reference on the exploration stream of key (a secure run's: the dealer
+    writes its key to its own result when the run ends)."""
     s: HannunSection = cfg.section
-    if s.exploration != "seeded":
-        raise ConfigError("hannun.exploration", "--plaintext reproduces the 'seeded' exploration "
-                          "stream only; a secret dealer key cannot be replayed")
     data = task(cfg)
-    res = run_eps_greedy(data.contexts, data.rewards, exploration(cfg),
+    res = run_eps_greedy(data.contexts, data.rewards, exploration(cfg, key),
                          regularizer=s.regularizer, reinvert_every=s.reinvert_every)
     return _outcome(s, data, res.arms)
+
+
+def plaintext(cfg: Config) -> dict:
+    """The float64 reference on the config seed's exploration stream: a 'seeded' run's own;
+    a 'secret' run draws its stream when it starts, so its summary compares it with
+    ``replay`` of its dealer's key instead."""
+    return replay(cfg, exploration_key(cfg.seed))
 
 
 # ---------------------------------------------------------------- the dealer's exploration stream
@@ -273,7 +280,9 @@ def _dealer(ctx: PartyContext) -> dict:
         yv = (smp.uniform << L) * smp.explore[:, None]     # lines 8, 12, 13: y v at 2L bits
         for p, part in zip(fh, _split_by_seeds([smp.explore, yv, smp.perm], len(fh))):
             ctx.chan.send(EXPLORE, p, part)
-    return {"material": serve(ctx.chan, fh, idle_s=max(60.0, ctx.config.run.deadline_s))}
+    material = serve(ctx.chan, fh, idle_s=max(60.0, ctx.config.run.deadline_s))
+    # revealed once the run is over, in the dealer's own result, so the run can be replayed
+    return {"material": material, "exploration_key": key.hex()}
 
 
 class _Exploration:
@@ -569,10 +578,10 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
         "lan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "lan"),
         "wan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "wan"),
     })
-    if s.exploration == "seeded":
-        ref = plaintext(cfg)
-        out["agreement_with_plaintext"] = float(np.mean(np.asarray(ref["arms"]) == arms))
-        out["plaintext_cumulative_reward"] = ref["cumulative_reward"]
+    dealer = next(r for r in results if r["role"] == DEALER)
+    ref = replay(cfg, bytes.fromhex(dealer["output"]["exploration_key"]))
+    out["agreement_with_plaintext"] = float(np.mean(np.asarray(ref["arms"]) == arms))
+    out["plaintext_cumulative_reward"] = ref["cumulative_reward"]
     return out
 
 
