@@ -1,6 +1,8 @@
 """Find and watch the party processes a launcher started (for fault tests)."""
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -88,3 +90,17 @@ def kill_party(launcher: subprocess.Popen, pid: int, sig: int, timeout: float) -
             launcher.wait()
             err = ""
     return err, time.monotonic() - t0
+
+
+def kill_and_resume(cli, config: str, args: list, out: Path, victim: str, *, every: int,
+                    kill_after: int, timeout: float = 30.0) -> dict:
+    """Run config with args checkpointing every `every` iterations, SIGKILL victim once every
+    party is past kill_after, check that the run failed naming it and left no summary, resume
+    it with `run --resume`; the resumed run's summary."""
+    launcher = start_run(config, *args, "--checkpoint-every", every, out=out)
+    wait_for_progress(out / "progress", minimum=kill_after, timeout=2 * timeout)
+    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=timeout)
+    assert launcher.returncode != 0 and victim in err, err
+    assert not (out / "summary.json").exists()
+    cli("run", "--resume", out)
+    return json.loads((out / "summary.json").read_text())

@@ -2,11 +2,10 @@
 with exactly the result of an uninterrupted run at the same seed (seeded noise)."""
 
 import json
-import signal
 
 import pytest
 
-from partyprocs import kill_party, party_pids, start_run, wait_for_progress
+from partyprocs import kill_and_resume
 
 EVERY = 10
 
@@ -30,15 +29,8 @@ def settings(section, horizon, seed=5):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_killed_dp_run_resumes_to_the_uninterrupted_result(cli, tmp_path, case):
     config, section, horizon, kill_after, victim = CASES[case]
-    out = tmp_path / "run"
-    launcher = start_run(config, *settings(section, horizon), "--checkpoint-every", EVERY, out=out)
-    wait_for_progress(out / "progress", minimum=kill_after)
-    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=30)
-    assert launcher.returncode != 0 and victim in err, err
-    assert not (out / "summary.json").exists()
-
-    cli("run", "--resume", out)
-    resumed = json.loads((out / "summary.json").read_text())
+    resumed = kill_and_resume(cli, config, settings(section, horizon), tmp_path / "run", victim,
+                              every=EVERY, kill_after=kill_after)
     assert kill_after <= resumed["resumed_from"] < horizon
     assert resumed["resumed_from"] % EVERY == 0
 

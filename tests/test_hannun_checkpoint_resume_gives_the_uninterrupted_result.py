@@ -4,11 +4,10 @@ W^{-1}, b, the reward block and x_{t+1} and their place in the exploration strea
 the dealer its exploration key (fresh engine material is dealt after the resume)."""
 
 import json
-import signal
 
 import pytest
 
-from partyprocs import kill_party, party_pids, start_run, wait_for_progress
+import partyprocs
 
 EVERY = 25
 STEPS = 600  # three exploration / reward blocks of 256: the resume point falls inside one
@@ -21,8 +20,7 @@ def settings(exploration):
 
 @pytest.mark.parametrize("victim", ["feature_holder.1", "dealer.0"])
 def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim):
-    out = kill_and_resume(cli, tmp_path, victim, "seeded")
-    resumed = json.loads((out / "summary.json").read_text())
+    resumed = kill_and_resume(cli, tmp_path, victim, "seeded")
     cli("run", "configs/hannun-synthetic.toml", "--out", tmp_path / "whole", *settings("seeded"))
     whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
     for key in ("arms", "rewards", "cumulative_reward", "cumulative_regret"):
@@ -33,25 +31,16 @@ def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, vi
 def test_killed_secret_run_resumes_on_the_dealers_first_key(cli, tmp_path):
     """No other run shares a secret key; the resumed one equals the replay of its dealer's key
     step for step, which it could not if the dealer had drawn a new key."""
-    out = kill_and_resume(cli, tmp_path, "dealer.0", "secret")
-    resumed = json.loads((out / "summary.json").read_text())
+    resumed = kill_and_resume(cli, tmp_path, "dealer.0", "secret")
     assert resumed["agreement_with_plaintext"] == 1.0
     assert resumed["cumulative_reward"] == resumed["plaintext_cumulative_reward"]
 
 
 def kill_and_resume(cli, tmp_path, victim, exploration):
-    """Start a run, SIGKILL victim past step 280, resume it; the run folder."""
-    out = tmp_path / "run"
-    launcher = start_run("configs/hannun-synthetic.toml", *settings(exploration),
-                         "--checkpoint-every", EVERY, out=out)
-    wait_for_progress(out / "progress", minimum=280)
-    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=30)
-    assert launcher.returncode != 0 and victim in err, err
-    assert not (out / "summary.json").exists()
-    assert (out / "checkpoints" / "dealer.0" / "finished.ckpt").exists()
-
-    cli("run", "--resume", out)
-    resumed = json.loads((out / "summary.json").read_text())
+    """Kill victim past step 280 of a checkpointing run and resume it; the resumed summary."""
+    resumed = partyprocs.kill_and_resume(cli, "configs/hannun-synthetic.toml", settings(exploration),
+                                         tmp_path / "run", victim, every=EVERY, kill_after=280)
+    assert (tmp_path / "run" / "checkpoints" / "dealer.0" / "finished.ckpt").exists()
     assert 275 <= resumed["resumed_from"] < STEPS and resumed["resumed_from"] % EVERY == 0
     assert len(resumed["arms"]) == STEPS
-    return out
+    return resumed

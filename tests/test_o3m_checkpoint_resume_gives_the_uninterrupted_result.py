@@ -3,11 +3,10 @@ arms, rewards and regret of an uninterrupted run at the same seed; the mask gene
 part ends after round 0, resumes as finished and the participants keep their mask blocks."""
 
 import json
-import signal
 
 import pytest
 
-from partyprocs import kill_party, party_pids, start_run, wait_for_progress
+from partyprocs import kill_and_resume
 
 EVERY = 25
 ROUNDS = 400  # > 2 x WINDOW_ROUNDS, so go-aheads are due on both sides of the resume point
@@ -23,16 +22,9 @@ def settings(algorithm, seed=3):
 @pytest.mark.parametrize("algorithm, victim", [("linucb", "ap.0"), ("lints", "pp.2")])
 def test_killed_o3m_run_resumes_to_the_uninterrupted_result(cli, tmp_path, algorithm, victim):
     out = tmp_path / "run"
-    launcher = start_run("configs/o3m-synthetic.toml", *settings(algorithm),
-                         "--checkpoint-every", EVERY, out=out)
-    wait_for_progress(out / "progress", minimum=150)
-    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=30)
-    assert launcher.returncode != 0 and victim in err, err
-    assert not (out / "summary.json").exists()
+    resumed = kill_and_resume(cli, "configs/o3m-synthetic.toml", settings(algorithm), out, victim,
+                              every=EVERY, kill_after=150)
     assert (out / "checkpoints" / "pmg.0" / "finished.ckpt").exists()
-
-    cli("run", "--resume", out)
-    resumed = json.loads((out / "summary.json").read_text())
     assert 150 <= resumed["resumed_from"] < ROUNDS and resumed["resumed_from"] % EVERY == 0
 
     cli("run", "configs/o3m-synthetic.toml", "--out", tmp_path / "whole", *settings(algorithm))

@@ -6,11 +6,10 @@ and AES keys, as nothing encrypted under the old ones is needed after a data own
 checkpoint."""
 
 import json
-import signal
 
 import pytest
 
-from partyprocs import kill_party, party_pids, start_run, wait_for_progress
+from partyprocs import kill_and_resume
 
 EVERY = 50
 BUDGET = 1500
@@ -25,16 +24,8 @@ def settings(algorithm):
 @pytest.mark.parametrize("algorithm, victim", [("thompson", "do.3"), ("epsilon-greedy", "controller.0"),
                                                ("pursuit", "comp.0")])
 def test_killed_samba_run_resumes_to_the_uninterrupted_result(cli, tmp_path, algorithm, victim):
-    out = tmp_path / "run"
-    launcher = start_run("configs/samba-synthetic.toml", *settings(algorithm),
-                         "--checkpoint-every", EVERY, out=out)
-    wait_for_progress(out / "progress", minimum=600, timeout=120)
-    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=60)
-    assert launcher.returncode != 0 and victim in err, err
-    assert not (out / "summary.json").exists()
-
-    cli("run", "--resume", out)
-    resumed = json.loads((out / "summary.json").read_text())
+    resumed = kill_and_resume(cli, "configs/samba-synthetic.toml", settings(algorithm),
+                              tmp_path / "run", victim, every=EVERY, kill_after=600, timeout=60)
     assert 550 <= resumed["resumed_from"] < BUDGET and resumed["resumed_from"] % EVERY == 0
 
     cli("run", "configs/samba-synthetic.toml", "--out", tmp_path / "whole", *settings(algorithm))

@@ -6,13 +6,16 @@ Each function takes the engine (party identity, material supply) and returns a g
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from mpcbandit.bodies import expect_field, expect_fields, kind_of
 from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc.fixed import encode
 from mpcbandit.mpc.prg import SEED_BYTES, Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64, wraps_signed, wraps_unsigned
-from mpcbandit.mpc.rounds import Round
+from mpcbandit.mpc.rounds import IN_OP, Round
 from mpcbandit.mpc.shares import AShare
 
 __all__ = ["open_parts", "open_values", "input_value", "open_to", "bilinear", "square",
@@ -45,41 +48,30 @@ MAX_SHARED_ELEMENTS = 1 << 29
 
 def peer_ring(body, shape: tuple[int, ...], peer: str) -> np.ndarray:
     """A peer's ring array, reshaped to shape; a ProtocolError naming the peer when it is not
-    an array of exactly that many uint64 elements (the round's tag is added by run_ops)."""
-    size = int(np.prod(shape, dtype=np.int64))
+    an array of exactly that many uint64 elements."""
+    size = math.prod(shape)
     if type(body) is int and size == 1 and 0 <= body < 1 << 64:  # a ring scalar on the wire
         body = np.array([body], dtype=U64)
     if not isinstance(body, np.ndarray) or body.dtype != U64 or body.size != size:
         got = (f"a {body.dtype} array of {body.size} elements" if isinstance(body, np.ndarray)
-               else f"a {type(body).__name__}")
-        raise ProtocolError(peer, "?", f"expected {size} ring elements (uint64), got {got}")
+               else kind_of(body))
+        raise ProtocolError(peer, IN_OP, f"expected {size} ring elements (uint64), got {got}")
     return body.reshape(shape)
-
-
-def peer_field(body, key: str, kind: type, peer: str):
-    """Field key of a peer's dict body, of type kind, or a ProtocolError naming the peer."""
-    if not isinstance(body, dict):
-        raise ProtocolError(peer, "?", f"expected a dict with {key!r}, got a {type(body).__name__}")
-    if not isinstance(body.get(key), kind):
-        raise ProtocolError(peer, "?", f"expected a {kind.__name__} {key!r}, "
-                                       f"got {type(body.get(key)).__name__}")
-    return body.get(key)
 
 
 def peer_seed(body, peer: str) -> bytes:
     """The 'seed' field of a peer's dict body: exactly SEED_BYTES bytes."""
-    seed = peer_field(body, "seed", bytes, peer)
+    seed = expect_field(body, "seed", bytes, peer, IN_OP)
     if len(seed) != SEED_BYTES:
-        raise ProtocolError(peer, "?", f"share seed of {len(seed)} bytes, expected {SEED_BYTES}")
+        raise ProtocolError(peer, IN_OP, f"share seed of {len(seed)} bytes, expected {SEED_BYTES}")
     return seed
 
 
 def peer_shape(body, peer: str) -> tuple[int, ...]:
     """The 'shape' field of a peer's dict body: non-negative ints, at most MAX_SHARED_ELEMENTS."""
-    shape = peer_field(body, "shape", list, peer)
-    if (not all(type(d) is int and d >= 0 for d in shape)
-            or np.prod(shape, dtype=object) > MAX_SHARED_ELEMENTS):
-        raise ProtocolError(peer, "?", f"bad share shape {shape[:8]!r}")
+    shape = expect_field(body, "shape", list, peer, IN_OP)
+    if not all(type(d) is int and d >= 0 for d in shape) or math.prod(shape) > MAX_SHARED_ELEMENTS:
+        raise ProtocolError(peer, IN_OP, f"bad share shape {shape[:8]!r}")
     return tuple(shape)
 
 
@@ -138,7 +130,7 @@ def input_value(eng, value, owner: str, frac: int):
     if isinstance(body, dict) and "seed" in body:
         v = Prg(peer_seed(body, owner)).ring(shape)
     else:
-        v = peer_ring(peer_field(body, "v", object, owner), shape, owner)
+        v = peer_ring(body.get("v"), shape, owner)
     return AShare(v, frac, eng.lead)
 
 
@@ -153,10 +145,11 @@ def open_to(eng, x: AShare | None, to: str):
         return None
     senders = tuple(p for p in eng.parties if p != to)
     got = yield Round({}, senders)
-    frac, shape = peer_field(got[senders[0]], "f", int, senders[0]), peer_shape(got[senders[0]], senders[0])
+    frac = expect_field(got[senders[0]], "f", int, senders[0], IN_OP)
+    shape = peer_shape(got[senders[0]], senders[0])
     acc = x.v.copy() if x is not None else np.zeros(shape, dtype=U64)
     for p in senders:
-        acc += peer_ring(peer_field(got[p], "v", object, p), shape, p)
+        acc += peer_ring(expect_fields(got[p], ("v",), p, IN_OP)["v"], shape, p)
     return acc.view(np.int64).astype(np.float64) / 2.0 ** frac
 
 

@@ -20,6 +20,9 @@ from mpcbandit.errors import ProtocolError
 
 __all__ = ["Round", "Op", "OpGen", "gather", "run_ops"]
 
+#: the tag of an error raised inside an op: run_ops puts the op's label and round in its place
+IN_OP = "?"
+
 
 @dataclass
 class Round:
@@ -72,14 +75,14 @@ def gather(gens: list[OpGen]) -> OpGen:
             for peer in cur[i].recv:
                 msgs = got[peer]
                 if not isinstance(msgs, list) or pos[peer] >= len(msgs):
-                    raise ProtocolError(peer, "?", "message has fewer parts than this party's "
+                    raise ProtocolError(peer, IN_OP, "message has fewer parts than this party's "
                                         "ops expect: parties are not running the same ops")
                 mine[peer] = msgs[pos[peer]]
                 pos[peer] += 1
             answers.append(mine)
         for peer, k in pos.items():
             if k != len(got[peer]):
-                raise ProtocolError(peer, "?", f"message has {len(got[peer])} parts, this "
+                raise ProtocolError(peer, IN_OP, f"message has {len(got[peer])} parts, this "
                                     f"party's ops used {k}: parties are not running the same ops")
         for i, a in zip(order, answers):
             advance(i, a)
@@ -100,6 +103,6 @@ def run_ops(chan, label: str, gens: list[OpGen]) -> list[Any]:
         except StopIteration as stop:
             return stop.value
         except ProtocolError as e:
-            if e.tag != "?":  # the ops check bodies without knowing the round they are in
+            if e.tag != IN_OP:  # the ops check bodies without knowing the round they are in
                 raise
             raise ProtocolError(e.peer, f"{label} round {n}", e.reason) from None

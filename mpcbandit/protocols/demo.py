@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mpcbandit.bodies import expect_array
 from mpcbandit.config import Config, spec
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE, reconstruct, share
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
-from mpcbandit.protocols.bodies import expect_array
 
 INPUT, COMPUTE, OUTPUT = "input", "compute", "output"
 

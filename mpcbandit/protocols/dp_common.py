@@ -10,9 +10,9 @@ import dataclasses
 
 import numpy as np
 
+from mpcbandit.bodies import expect_array, expect_fields
 from mpcbandit.config import Config
 from mpcbandit.dp.noise import NormalSource, seeded_source
-from mpcbandit.protocols.bodies import expect_array, expect_fields
 
 __all__ = ["noise_source", "noise_off", "regret_fields", "expect_statistics"]
 

@@ -28,12 +28,12 @@ from mpcbandit.bandits.feducb import (SCHEDULES, FedEstimators, default_threshol
                                       sync_rounds_of)
 from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bandits.graphs import GRAPHS, build_graph, diameter, within_hops
+from mpcbandit.bodies import expect_bool, expect_fields, expect_index
 from mpcbandit.config import Config, spec
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.bodies import expect_bool, expect_fields, expect_index
 from mpcbandit.protocols.dp_common import expect_statistics, noise_off, noise_source, regret_fields
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 from mpcbandit.protocols.jdp import check_budget

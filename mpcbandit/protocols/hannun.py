@@ -43,6 +43,7 @@ import numpy as np
 
 from dealer import serve
 from mpcbandit.bandits.egreedy import draw_exploration, exploration_key, run_eps_greedy
+from mpcbandit.bodies import expect_field
 from mpcbandit.config import Config, spec
 from mpcbandit.data import BanditData
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task, mnist_dir
@@ -52,7 +53,7 @@ from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
 from mpcbandit.mpc.fixed import encode
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64
-from mpcbandit.mpc.rounds import Op, gather
+from mpcbandit.mpc.rounds import IN_OP, Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
@@ -245,9 +246,9 @@ def _split_by_seeds(arrays: list[np.ndarray], n: int) -> list[dict]:
 
 def _expand_share(msg: dict, shapes: list[tuple], peer: str) -> list[np.ndarray]:
     if isinstance(msg, dict) and "corr" in msg:
-        corr = arith.peer_field(msg, "corr", list, peer)
+        corr = expect_field(msg, "corr", list, peer, IN_OP)
         if len(corr) != len(shapes):
-            raise ProtocolError(peer, "?", f"{len(corr)} exploration arrays, expected {len(shapes)}")
+            raise ProtocolError(peer, IN_OP, f"{len(corr)} exploration arrays, expected {len(shapes)}")
         return [arith.peer_ring(c, sh, peer) for c, sh in zip(corr, shapes)]
     prg = Prg(arith.peer_seed(msg, peer))
     return [prg.ring(sh) for sh in shapes]

@@ -18,12 +18,12 @@ import numpy as np
 
 from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bandits.jdp_linucb import JDP_STREAM, jdp_arm
+from mpcbandit.bodies import expect_array, expect_fields, expect_index, expect_real
 from mpcbandit.config import Config, spec
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.bodies import expect_array, expect_fields, expect_index, expect_real
 from mpcbandit.protocols.dp_common import expect_statistics, noise_off, noise_source, regret_fields
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 

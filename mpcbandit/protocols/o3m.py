@@ -28,14 +28,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpcbandit.bandits.linear import LinearBandit
+from mpcbandit.bodies import expect_array, expect_index, expect_real
 from mpcbandit.config import Config, spec
 from mpcbandit.crypto.orthogonal_mask import block_offsets, column_blocks, haar_orthogonal
 from mpcbandit.data import criteo
 from mpcbandit.data.vertical_synthetic import SyntheticEnvironment, SyntheticParticipant
-from mpcbandit.errors import ConfigError, ProtocolError
+from mpcbandit.errors import ConfigError
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
-from mpcbandit.protocols.bodies import expect_array
 
 PMG, AP, PP, ENV = "pmg", "ap", "pp", "env"
 MASK, CONTEXTS, FEEDBACK, DONE, WINDOW = "mask", "contexts", "feedback", "done", "window"
@@ -235,10 +235,8 @@ def _active_participant(ctx: PartyContext) -> dict:
             masked += expect_array(got[p], (s.arms, s.dims), p, f"{CONTEXTS}#{t}")
         arm = choose_arm(bandit, masked, s, sampler)             # step 6
         reward = ctx.chan.exchange(FEEDBACK, send={env: arm}, recv=[env])[env]   # step 7
-        if reward is not None and (not isinstance(reward, (int, float)) or isinstance(reward, bool)):
-            raise ProtocolError(env, f"{FEEDBACK}#{t}", f"expected a reward or None, got {reward!r}")
-        if reward is not None:
-            bandit.update(masked[arm], float(reward))            # steps 8-10
+        if reward is not None:  # None: an unmatched Criteo replay round
+            bandit.update(masked[arm], expect_real(reward, env, f"{FEEDBACK}#{t}"))  # steps 8-10
         arms.append(arm)
         theta_norms.append(float(np.linalg.norm(bandit.theta)))
         if (t + 1) % WINDOW_ROUNDS == 0 and t + 1 + WINDOW_ROUNDS < s.iterations:
@@ -258,9 +256,7 @@ def _environment(ctx: PartyContext) -> dict:
     start, st = ctx.resume() or (0, {"rewards": [], "regret": []})
     rewards, regret = list(st["rewards"]), list(st["regret"])  # the stream is a function of t
     for t in range(start, s.iterations):
-        arm = ctx.chan.recv(FEEDBACK, ap)
-        if not isinstance(arm, int) or isinstance(arm, bool) or not 0 <= arm < s.arms:
-            raise ProtocolError(ap, f"{FEEDBACK}#{t}", f"expected an arm in 0..{s.arms - 1}, got {arm!r}")
+        arm = expect_index(ctx.chan.recv(FEEDBACK, ap), s.arms, ap, f"{FEEDBACK}#{t}")
         reward, loss = env.feedback(t, arm)
         ctx.chan.send(FEEDBACK, ap, reward)
         rewards.append(reward)

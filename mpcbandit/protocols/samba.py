@@ -29,6 +29,7 @@ import numpy as np
 
 from mpcbandit.bandits.mab import (ALGORITHMS, Algorithm, ArmState, make_algorithm, play_standard,
                                    pull, uniform_position)
+from mpcbandit.bodies import expect_bytes
 from mpcbandit.config import Config, spec
 from mpcbandit.crypto import paillier
 from mpcbandit.crypto.aead import Aead, AuthenticationError, sealed_size
@@ -36,7 +37,6 @@ from mpcbandit.crypto.keyexchange import KeyPair, unwrap_key, wrap_key
 from mpcbandit.crypto.streams import KeyedStream, derive_seed
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.bodies import expect_bytes
 
 DC, CONTROLLER, COMP, DO = "dc", "controller", "comp", "do"
 DC0, CONTROLLER0, COMP0 = f"{DC}.0", f"{CONTROLLER}.0", f"{COMP}.0"
