@@ -35,3 +35,18 @@ def run_hannun(overrides: list[str], record: tuple[str, ...] = ()):
     peers = {f"{r}.{i}": proto.peers_of(cfg.section, r, i) for r, i in roles}
     results, chans = run_inproc(fns, deadline_s=60.0, peers=peers)
     return cfg, results, seen, chans
+
+
+#: the least agreement of a secret-exploration run with the float64 replay of its key. Each run
+#: meets its own fixed-point near-ties, where the secure run may pick the other arm: 53 runs of
+#: the default config (1000 steps) measured 47 exact, 5 at 0.995-0.999 and one at 0.986.
+SECRET_AGREEMENT = 0.97
+
+
+def assert_matches_replay(summary: dict, least: float = SECRET_AGREEMENT) -> None:
+    """The run's arms agree with the replay of its dealer's key, and its reward differs from
+    the replay's by at most one per differing step (rewards lie in [0, 1])."""
+    agreement = summary["agreement_with_plaintext"]
+    assert agreement >= least, agreement
+    differing = round((1 - agreement) * len(summary["arms"]))
+    assert abs(summary["cumulative_reward"] - summary["plaintext_cumulative_reward"]) <= differing

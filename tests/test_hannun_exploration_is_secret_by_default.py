@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from hannun_inproc import run_hannun
+from hannun_inproc import SECRET_AGREEMENT, run_hannun
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.protocols.hannun import exploration, replay
 
@@ -36,7 +36,7 @@ def test_the_curious_puller_names_exploring_steps_at_chance_by_default():
     chance, sd = EPS * explored, math.sqrt(explored * EPS * (1 - EPS))
     assert abs(named - chance) <= 4 * sd, (named, explored)
     assert named < 0.6 * explored
-    assert agreement == 1.0
+    assert agreement >= SECRET_AGREEMENT
 
 
 def test_in_seeded_mode_the_puller_names_every_exploring_step():

@@ -15,7 +15,8 @@ HAVE_MNIST = (data_root() / "mnist" / "train-images-idx3-ubyte.gz").exists()
 def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_budget(tmp_path):
     out = tmp_path / "run"
     subprocess.run([sys.executable, "-m", "mpcbandit", "run", "configs/hannun-synthetic.toml",
-                    "--out", str(out), "--set", "hannun.iterations=60"], check=True,
+                    "--out", str(out), "--set", "hannun.iterations=60",
+                    "--set", 'hannun.exploration="seeded"'], check=True,
                    capture_output=True, timeout=300)
     s = json.loads((out / "summary.json").read_text())
     assert len(s["arms"]) == 60 and len(s["parties"]) == 5
@@ -26,6 +27,11 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
     assert s["online_bytes_per_iteration_feature_holder"] <= 150_000
     assert {p["role"] for p in s["parties"]} == {"feature_holder", "arm_puller", "reward_holder", "dealer"}
     assert len({p["pid"] for p in s["parties"]}) == 5
+
+
+# the fidelity thresholds below hold for the seed's own near-ties; a secret stream meets new
+# ones each run (hannun_inproc.SECRET_AGREEMENT)
+SEEDED = "hannun.exploration=seeded"
 
 
 def dealer_key(results) -> bytes:
@@ -42,7 +48,7 @@ def dealer_key(results) -> bytes:
 ], ids=["two-holders-300-steps", "three-holders-paper-truncation", "reinversion-and-regularizer",
         "kmeans-bernoulli-rewards"])
 def test_inprocess_secure_run_equals_plaintext(overrides):
-    cfg, results, _, _ = run_hannun(overrides)
+    cfg, results, _, _ = run_hannun(overrides + [SEEDED])
     arms = np.array(results["arm_puller.0"]["arms"])
     ref = np.array(replay(cfg, dealer_key(results))["arms"])
     assert len(arms) == cfg.section.iterations
@@ -56,7 +62,7 @@ def test_inprocess_secure_run_equals_plaintext(overrides):
 ])
 def test_rounds_per_step_follow_the_schedule(init, arms, rounds):
     steps = 12
-    cfg, results, _, chans = run_hannun([f"hannun.iterations={steps}", f"hannun.reciprocal_init={init}",
+    cfg, results, _, chans = run_hannun([SEEDED, f"hannun.iterations={steps}", f"hannun.reciprocal_init={init}",
                                          f"hannun.arms={arms}", "hannun.dims=6", "seed=7"])
     assert results["arm_puller.0"]["arms"] == replay(cfg, dealer_key(results))["arms"]
     online = results["feature_holder.0"]["online"]
