@@ -10,8 +10,9 @@ from mpcbandit.mpc.ring import share
 
 
 def test_wilson_hilferty_matches_table():
-    assert abs(chi2_critical(15) - 37.70) < 0.3   # table value, α = 0.001
-    assert abs(chi2_critical(2) - 13.82) < 0.6
+    assert abs(chi2_critical(15, z=3.09) - 37.70) < 0.3   # table value, α = 0.001
+    assert abs(chi2_critical(2, z=3.09) - 13.82) < 0.6
+    assert abs(chi2_critical(15) - 56.49) < 1.0           # table value, α = 1e-6 (the default)
 
 
 @pytest.mark.parametrize("n", [2, 3, 5])
