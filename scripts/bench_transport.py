@@ -1,5 +1,6 @@
-"""Transport benchmark: one `exchange` round vs raw pyzmq, 2 and 3 processes on loopback,
-and with CurveZMQ on both sides (ours with its authenticator, raw with the cipher alone).
+"""Transport benchmark: one `exchange` round vs raw pyzmq, 2 and 3 processes on one host over
+TCP loopback and over Unix sockets (ipc), and with CurveZMQ on both sides (ours with its
+authenticator, raw with the cipher alone).
 
 Each party sends the payload to every other party and then receives theirs (all-to-all):
 with our Channel (codec, tags, buffering, accounting) and with bare pyzmq sockets of the same
@@ -18,6 +19,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -49,12 +51,16 @@ def _curve_keys(n: int) -> dict[str, tuple[bytes, bytes]]:
     return keys
 
 
-def worker(rank: int, n: int, base: int, mode: str, sizes: list[int], quick: bool) -> None:
+def worker(rank: int, n: int, base: int, mode: str, sizes: list[int], quick: bool,
+           ipc_dir: str) -> None:
     names = [f"p.{i}" for i in range(n)]
     me = names[rank]
-    addr = {nm: f"tcp://127.0.0.1:{base + i}" for i, nm in enumerate(names)}
+    if "-ipc" in mode:  # Unix domain sockets: the parties share a host, no TCP stack
+        addr = {nm: f"ipc://{ipc_dir}/{nm}" for nm in names}
+    else:
+        addr = {nm: f"tcp://127.0.0.1:{base + i}" for i, nm in enumerate(names)}
     peers = [nm for nm in names if nm != me]
-    curve = mode.endswith("-curve")
+    curve = "-curve" in mode
     keys = _curve_keys(n) if curve else {}
     if mode.startswith("ours"):
         setup = None
@@ -120,10 +126,12 @@ def run(n: int, mode: str, sizes: list[int], quick: bool) -> list[dict]:
     """One benchmark of n processes; per size, the median round over ranks and their CPU."""
     base = pick_base_port("127.0.0.1", n)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(n), str(base), mode,
-                               ",".join(map(str, sizes))] + (["--quick"] if quick else []),
-                              stdout=subprocess.PIPE, env=env, text=True) for r in range(n)]
-    outs = [p.communicate(timeout=600)[0] for p in procs]
+    with tempfile.TemporaryDirectory(prefix="mpcbandit-bench-") as ipc_dir:
+        procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(n), str(base),
+                                   mode, ",".join(map(str, sizes)), ipc_dir]
+                                  + (["--quick"] if quick else []),
+                                  stdout=subprocess.PIPE, env=env, text=True) for r in range(n)]
+        outs = [p.communicate(timeout=600)[0] for p in procs]
     if any(p.returncode for p in procs):
         raise SystemExit(f"benchmark worker failed: {[p.returncode for p in procs]}")
     per_rank = [json.loads(o) for o in outs]
@@ -140,9 +148,9 @@ def fmt_size(n: int) -> str:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        rank, n, base, mode, sizes = sys.argv[2:7]
+        rank, n, base, mode, sizes, ipc_dir = sys.argv[2:8]
         worker(int(rank), int(n), int(base), mode, [int(s) for s in sizes.split(",")],
-               "--quick" in sys.argv)
+               "--quick" in sys.argv, ipc_dir)
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and sizes")
@@ -160,10 +168,11 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f}; one round = send to every peer, receive from "
           f"every peer; best of {args.repeats} interleaved runs; cpu = process CPU (all threads) "
           "per round, per party")
-    print(f"{'procs':>5} {'security':>8} {'payload':>8} | {'ours us':>8} {'raw us':>8} {'ratio':>6} | "
+    print(f"{'procs':>5} {'link':>4} {'security':>8} {'payload':>8} | {'ours us':>8} {'raw us':>8} {'ratio':>6} | "
           f"{'ours cpu':>8} {'raw cpu':>8} | {'ours MB/s':>9} {'raw MB/s':>9}")
-    for n, security in ((2, "none"), (3, "none"), (2, "curve")):
-        suffix = "-curve" if security == "curve" else ""
+    for n, transport, security in ((2, "tcp", "none"), (2, "ipc", "none"), (3, "tcp", "none"),
+                                   (3, "ipc", "none"), (2, "tcp", "curve"), (2, "ipc", "curve")):
+        suffix = ("-curve" if security == "curve" else "") + ("-ipc" if transport == "ipc" else "")
         case_sizes = sizes if security == "none" else [s for s in sizes if s <= 64 * 1024]
         ours, raw = [], []
         for _ in range(args.repeats):  # interleaved, so drifts of the machine hit both alike
@@ -173,10 +182,10 @@ def main() -> None:
         raw = [min(rows, key=lambda r: r["median_us"]) for rows in zip(*raw)]
         for o, r in zip(ours, raw):
             ratio = o["median_us"] / r["median_us"]
-            print(f"{n:>5} {security:>8} {fmt_size(o['size']):>8} | {o['median_us']:>8.1f} "
+            print(f"{n:>5} {transport:>4} {security:>8} {fmt_size(o['size']):>8} | {o['median_us']:>8.1f} "
                   f"{r['median_us']:>8.1f} {ratio:>5.2f}x | {o['cpu_us']:>8.1f} {r['cpu_us']:>8.1f} | "
                   f"{o['mb_s']:>9.1f} {r['mb_s']:>9.1f}")
-            records.append({"procs": n, "security": security, "size": o["size"],
+            records.append({"procs": n, "transport": transport, "security": security, "size": o["size"],
                             "ours_us": o["median_us"], "raw_us": r["median_us"], "ratio": ratio,
                             "ours_cpu_us": o["cpu_us"], "raw_cpu_us": r["cpu_us"],
                             "ours_mb_s": o["mb_s"], "raw_mb_s": r["mb_s"]})
