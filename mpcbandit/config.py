@@ -225,12 +225,6 @@ class RunSection:
         return int(self.max_message_mb * 2**20)
 
 
-#: a Unix socket path holds at most this many bytes (sun_path less its terminating NUL)
-IPC_PATH_MAX = 107
-#: room left for a socket's own name (the party name) after the folder
-IPC_NAME_ROOM = 32
-
-
 @dataclass(frozen=True)
 class NetworkSection:
     """Where parties listen: a host and consecutive ports, or one address per party."""
@@ -241,31 +235,9 @@ class NetworkSection:
     bind: str = spec("address", choices=("address", "any"),
                      doc="bind the party's own address, or all interfaces (containers)")
     addresses: dict[str, str] = spec({}, doc="party name -> tcp://host:port, overrides host/base_port")
-    transport: str = spec("auto", choices=("auto", "tcp", "ipc"),
-                          doc="auto: `run` uses ipc when every party is on this host and no "
-                              "addresses are given, `party` uses tcp; ipc: Unix sockets in "
-                              "network.ipc_dir (one host only, no TCP stack)")
-    ipc_dir: str = spec("", local=True, doc="folder of the ipc sockets (`run` makes a private "
-                                            "one per run; needed for transport = 'ipc')")
 
     def validate(self, path: str) -> None:
         _check_host(self.host, f"{path}.host")
-        if self.transport == "ipc":
-            if not self.ipc_dir:
-                raise ConfigError(f"{path}.ipc_dir", "transport 'ipc' needs a folder for the "
-                                  "sockets (`mpcbandit run` makes one itself with 'auto')")
-            if self.addresses:
-                raise ConfigError(f"{path}.addresses", "addresses are tcp://host:port: they "
-                                  "do not go with transport 'ipc'")
-            longest = len(f"{self.ipc_dir}/") + IPC_NAME_ROOM
-            if longest > IPC_PATH_MAX:
-                raise ConfigError(f"{path}.ipc_dir", f"{self.ipc_dir!r} is too long for Unix "
-                                  f"sockets (at most {IPC_PATH_MAX - IPC_NAME_ROOM - 1} "
-                                  "characters)")
-
-    def uses_ipc(self) -> bool:
-        """Whether parties talk over Unix sockets (every party on this host)."""
-        return self.transport == "ipc"
 
 
 @dataclass(frozen=True)
@@ -339,8 +311,6 @@ def _parse_tcp(addr: str, key: str) -> tuple[str, int]:
 
 def _assign_addresses(roles: list[tuple[str, int]], net: NetworkSection) -> list[Party]:
     names = [f"{r}.{i}" for r, i in roles]
-    if net.uses_ipc():
-        return [Party(role, index, f"ipc://{net.ipc_dir}/{role}.{index}") for role, index in roles]
     for name in net.addresses:
         if name not in names:
             raise ConfigError(f"network.addresses.{name}",

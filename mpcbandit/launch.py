@@ -12,12 +12,10 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
-from mpcbandit.net.security import is_loopback, write_keys
+from mpcbandit.net.security import write_keys
 from mpcbandit.checkpoint import checkpoint_iterations, finished
 from mpcbandit.protocols import get_protocol
 from mpcbandit.results import build_summary, format_summary, write_summary
@@ -330,24 +328,11 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
                             resume_from, insecure, log_level)
 
 
-def _all_on_this_host(cfg: Config) -> bool:
-    """Whether every party of cfg listens on loopback at a configured host (no addresses)."""
-    return not cfg.network.addresses and all(is_loopback(p.address) for p in cfg.parties())
-
-
 def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out_dir: Path,
                  echo, checkpoint_every: int, resume_from: int | None, insecure: bool,
                  log_level: str) -> dict:
     """Spawn every party, watch them to the end, and write the run's summary."""
     parties = cfg.parties()
-    ipc_dir = None
-    if cfg.network.transport == "auto" and _all_on_this_host(cfg):
-        # every party is a child of this process: Unix sockets in a private folder skip the
-        # TCP stack, and no other local user can connect to them
-        ipc_dir = tempfile.mkdtemp(prefix="mpcbandit-")
-        overrides += ['network.transport="ipc"', f"network.ipc_dir={json.dumps(ipc_dir)}"]
-        cfg = load_config(config_path, overrides)
-        parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
         host = parties[0].address[len("tcp://"):].rpartition(":")[0]
         overrides.append(f"network.base_port={pick_base_port(host, len(parties))}")
@@ -412,9 +397,6 @@ def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out
     except BaseException:
         _stop_all(procs)
         raise
-    finally:
-        if ipc_dir is not None:
-            shutil.rmtree(ipc_dir, ignore_errors=True)
     wall = time.perf_counter() - t0
     results = check_one_run(cfg, [read_result(files[p.name][0]) for p in parties])
     summary = summarize_run(cfg, results, wall)

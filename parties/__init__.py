@@ -24,8 +24,6 @@ log = logging.getLogger("mpcbandit.party")
 
 
 def _bind_address(cfg: Config, address: str, name: str) -> str:
-    if cfg.network.uses_ipc():
-        return address  # a socket file: nothing to choose
     port = address.rpartition(":")[2]
     if port == "0":
         raise ConfigError("network.base_port", f"party {name} has no port: set network.base_port "

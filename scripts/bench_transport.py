@@ -1,6 +1,7 @@
 """Transport benchmark: one `exchange` round vs raw pyzmq, 2 and 3 processes on one host over
 TCP loopback and over Unix sockets (ipc), and with CurveZMQ on both sides (ours with its
-authenticator, raw with the cipher alone).
+authenticator, raw with the cipher alone). Runs use tcp only: ipc drops messages a peer wrote
+before closing while the reader is at its high-water mark (docs/architecture.md).
 
 Each party sends the payload to every other party and then receives theirs (all-to-all):
 with our Channel (codec, tags, buffering, accounting) and with bare pyzmq sockets of the same

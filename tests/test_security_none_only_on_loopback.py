@@ -29,7 +29,7 @@ def test_no_shipped_config_turns_security_off():
 @pytest.mark.parametrize("address,expected", [
     ("tcp://127.0.0.1:7000", True), ("tcp://127.8.9.1:7000", True), ("tcp://localhost:1", True),
     ("tcp://[::1]:7000", True), ("tcp://10.0.0.2:7000", False), ("tcp://dealer-0:7000", False),
-    ("tcp://0.0.0.0:7000", False), ("ipc:///tmp/mpcbandit-x/dealer.0", True),
+    ("tcp://0.0.0.0:7000", False),
 ])
 def test_loopback_addresses_are_recognised(address, expected):
     assert is_loopback(address) is expected

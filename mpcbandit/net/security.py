@@ -63,9 +63,7 @@ class CurveSetup:
 
 
 def is_loopback(address: str) -> bool:
-    """Whether an address stays on this machine: ipc://, or tcp:// on 127.0.0.0/8, ::1, localhost."""
-    if address.startswith("ipc://"):
-        return True
+    """Whether a tcp://host:port address stays on this machine (127.0.0.0/8, ::1, localhost)."""
     host = address.removeprefix("tcp://").rpartition(":")[0].strip("[]")
     if host == "localhost":
         return True

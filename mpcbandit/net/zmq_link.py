@@ -64,7 +64,7 @@ def raise_file_limit() -> int:
 
 
 class ZmqLink:
-    """Frames between this party and its peers over ZeroMQ (tcp:// or ipc:// addresses)."""
+    """Frames between this party and its peers over ZeroMQ TCP."""
 
     def __init__(self, me: str, bind_addr: str, peers: dict[str, str], *, max_bytes: int,
                  linger_s: float = 2.0, curve: CurveSetup | None = None, send_timeout_s: float = 30.0):
