@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 
 import pytest
 
-from tests.samba_support import REPO
+from conftest import load_script
 
 
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.slow
 def test_bench_samba_writes_the_three_tables_and_the_figure(tmp_path, capsys):
-    bench = _script("bench_samba")
+    bench = load_script("bench_samba")
     assert bench.main(["--datasets", "synthetic", "--algorithms", "epsilon-greedy",
                        "--n-list", "30", "--k-list", "3", "--k-max", "3", "--n-for-k", "30",
                        "--reward-n", "50", "--paillier-bits", "256", "--out", str(tmp_path)]) == 0
@@ -34,10 +26,10 @@ def test_bench_samba_writes_the_three_tables_and_the_figure(tmp_path, capsys):
         assert [int(r["N"]) for r in csv.DictReader(f)][-1] == 50
     assert "Figure 8 (d)" in capsys.readouterr().out
     pytest.importorskip("matplotlib")
-    png = _script("plot_samba_figure8").plot(tmp_path, tmp_path / "fig.png")
+    png = load_script("plot_samba_figure8").plot(tmp_path, tmp_path / "fig.png")
     assert png.stat().st_size > 1000
 
 
 def test_bench_zmq_relay_times_a_tiny_relay():
-    relay = _script("bench_zmq_relay")
+    relay = load_script("bench_zmq_relay")
     assert relay.relay_ms_per_step(arms=3, steps=20) > 0

@@ -1,22 +1,12 @@
 """Every O3M script runs at a tiny size and reports what it claims (figures, tables, leakage)."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-
-
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from conftest import load_script
 
 
 def test_leakage_recovers_contexts_from_d_j_known_pairs(tmp_path):
-    rows = _script("o3m_leakage").main(["--iterations", "6", "--partition", "4,3,5", "--arms", "4",
+    rows = load_script("o3m_leakage").main(["--iterations", "6", "--partition", "4,3,5", "--arms", "4",
                                          "--out", str(tmp_path)])
     assert (tmp_path / "o3m_leakage.csv").is_file()
     for r in rows:
@@ -28,7 +18,7 @@ def test_leakage_recovers_contexts_from_d_j_known_pairs(tmp_path):
 
 
 def test_fig4_vfl_equals_central(tmp_path):
-    summary = _script("fig_o3m_4_regret").main(["--iterations", "30", "--repeats", "1", "--arms", "4",
+    summary = load_script("fig_o3m_4_regret").main(["--iterations", "30", "--repeats", "1", "--arms", "4",
                                                 "--out", str(tmp_path)])
     for alg in ("linucb", "lints"):
         assert summary[alg]["same_arms"] and summary[alg]["max_norm_diff_vfl"] < 1e-9
@@ -37,7 +27,7 @@ def test_fig4_vfl_equals_central(tmp_path):
 
 
 def test_fig5_costs(tmp_path):
-    rows = _script("fig_o3m_5_cost").main(["--measure-ds", "10", "--ks", "20", "--rounds", "1",
+    rows = load_script("fig_o3m_5_cost").main(["--measure-ds", "10", "--ks", "20", "--rounds", "1",
                                            "--out", str(tmp_path)])
     assert all(r["analytic_ratio"] > 1 for r in rows if r["analytic_ratio"])
     measured = [r for r in rows if r["comm_gb_measured"]]
@@ -48,7 +38,7 @@ def test_fig5_costs(tmp_path):
 
 
 def test_fig6_partial_ratios(tmp_path):
-    summary = _script("fig_o3m_6_partial").main(["--iterations", "20", "--repeats", "1",
+    summary = load_script("fig_o3m_6_partial").main(["--iterations", "20", "--repeats", "1",
                                                  "--criteo-iterations", "20", "--out", str(tmp_path)])
     assert set(summary["linucb"]) == {"0.2", "0.8", "1.0"}
     assert (tmp_path / "fig_o3m_6.csv").is_file() and (tmp_path / "fig_o3m_6.png").is_file()
@@ -56,7 +46,7 @@ def test_fig6_partial_ratios(tmp_path):
 
 def test_table_c3_small(tmp_path):
     # exact truncation: the engine's default (local) has rare wrap failures, a test must not flake
-    rows = _script("bench_o3m_table_c3").main(["--settings", "small", "--he-rows", "1", "--repeats", "1",
+    rows = load_script("bench_o3m_table_c3").main(["--settings", "small", "--he-rows", "1", "--repeats", "1",
                                                "--mpc-trunc", "exact", "--out", str(tmp_path)])
     (r,) = rows
     assert r["o3m_error"] < 1e-9 and r["dp_error"] > 1e-3
@@ -66,5 +56,5 @@ def test_table_c3_small(tmp_path):
 
 
 def test_round_time_runs_real_processes(tmp_path):
-    (r,) = _script("bench_o3m_round_time").main(["--iterations", "10", "--out", str(tmp_path)])
+    (r,) = load_script("bench_o3m_round_time").main(["--iterations", "10", "--out", str(tmp_path)])
     assert r["parties"] == 7 and r["same_arms"] and r["rounds_per_iteration"] == pytest.approx(2.2)

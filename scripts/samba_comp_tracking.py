@@ -1,0 +1,129 @@
+"""Comp follows arms across SAMBA steps and reads off rewards (a limit of Ciucanu et al.'s design).
+
+Comp sees, each step, the K masked scores in a fresh random order: alpha_t * v_i, or
+v_i + log alpha_t for log-domain scores. The common mask only rescales (or shifts), and from
+one step to the next only the pulled arm's score changes for algorithms whose score is the
+empirical mean. So Comp finds the one transform that maps K - 1 of last step's values onto
+this step's, and the one value left over is the arm it pulled last step, with its new score:
+up means the reward was 1, down means 0. Nothing but Comp's own view is used.
+
+Prints, per algorithm: exploit-step pairs Comp could read, rewards it got right, and the best
+constant guess (the chance level) on the same steps.
+
+    python scripts/samba_comp_tracking.py                    # K = 5, N = 3000, every algorithm
+    python scripts/samba_comp_tracking.py --budget 800 --arms 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mpcbandit.bandits.mab import ALGORITHMS, make_algorithm  # noqa: E402
+from mpcbandit.config import load_config  # noqa: E402
+from mpcbandit.protocols.samba import run_inproc_samba  # noqa: E402
+
+#: relative difference under which two masked values are the same score (floats carry ~1e-16)
+MATCH_TOL = 1e-9
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= MATCH_TOL * max(abs(a), abs(b), 1e-300)
+
+
+def _matches(prev: list[float], cur: list[float], f) -> tuple[int, list[int], list[int]]:
+    """How many of prev map onto distinct entries of cur under f; the unmatched of each."""
+    free = list(range(len(cur)))
+    left = []
+    for i, x in enumerate(prev):
+        y = f(x)
+        hit = next((j for j in free if _same(y, cur[j])), None)
+        if hit is None:
+            left.append(i)
+        else:
+            free.remove(hit)
+    return len(prev) - len(left), left, free
+
+
+def infer_reward(prev: list[float], pulled: int, cur: list[float], log_scores: bool) -> int | None:
+    """Comp's guess of last step's reward from two consecutive views, or None (cannot tell)."""
+    if len(set(prev)) == 1 or len(set(cur)) == 1:
+        return None  # an exploration step (no scores) or all scores equal: nothing to follow
+    anchors = [i for i in range(len(prev)) if i != pulled][:2]  # one of them is unchanged
+    best = (0, None, [], [])
+    for i in anchors:
+        for y in cur:
+            if log_scores:
+                shift = y - prev[i]
+                f = (lambda x, s=shift: x + s)
+                back = (lambda x, s=shift: x - s)
+            else:
+                if prev[i] == 0 or y == 0:
+                    continue
+                scale = y / prev[i]
+                f = (lambda x, c=scale: x * c)
+                back = (lambda x, c=scale: x / c)
+            n, left, free = _matches(prev, cur, f)
+            if n > best[0]:
+                best = (n, back, left, free)
+    n, back, left, free = best
+    if n == len(prev) - 1 and left == [pulled]:
+        return 1 if back(cur[free[0]]) > prev[pulled] else 0
+    return None
+
+
+def track(view: list, rewards: list[int], log_scores: bool) -> dict:
+    """Run the attack over Comp's view (t, l, values, pos) of one run; counts against truth."""
+    first = {t: (values, pos) for t, l, values, pos in view if l == 1}
+    read = right = ones = 0
+    for t in sorted(first):
+        if t + 1 not in first:
+            continue
+        (prev, pos), (cur, _) = first[t], first[t + 1]
+        guess = infer_reward(prev, pos, cur, log_scores)
+        if guess is None:
+            continue
+        truth = rewards[t - 1]  # rewards[t - 1] is step t's
+        read += 1
+        right += guess == truth
+        ones += truth
+    chance = max(ones, read - ones) / read if read else 0.0
+    return {"pairs": len(first) - 1, "read": read, "right": right,
+            "accuracy": right / read if read else 0.0, "chance": chance}
+
+
+def measure(algorithm: str, budget: int, arms: int, seed: int = 1) -> dict:
+    """One in-process SAMBA run on synthetic arms, the attack on Comp's recorded view."""
+    cfg = load_config(ROOT / "configs/samba-synthetic.toml",
+                      [f'samba.algorithm="{algorithm}"', f"samba.budget={budget}",
+                       f"samba.arms={arms}", f"seed={seed}",
+                       # key size changes nothing Comp sees; small keys keep the run short
+                       "samba.paillier_bits=256", "samba.insecure_small_keys=true"])
+    view: list = []
+    out = run_inproc_samba(cfg, comp_view=view)
+    alg = make_algorithm(algorithm, **cfg.section.params)
+    return {"algorithm": algorithm, **track(view, out["rewards"], alg.log_scores)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--budget", type=int, default=3000, help="steps N per run (default 3000)")
+    ap.add_argument("--arms", type=int, default=5, help="arms K (default 5)")
+    ap.add_argument("--seed", type=int, default=1, help="config seed (default 1)")
+    args = ap.parse_args()
+    print(f"K = {args.arms}, N = {args.budget}, seed {args.seed}: Comp's reading of the reward of "
+          "each exploit step followed by an exploit step")
+    print(f"{'algorithm':>18} | {'pairs':>6} {'read':>6} {'right':>6} | {'accuracy':>8} {'chance':>7}")
+    for name in sorted(ALGORITHMS):
+        r = measure(name, args.budget, args.arms, args.seed)
+        rates = (f"{r['accuracy']:>8.3f} {r['chance']:>7.3f}" if r["read"]
+                 else f"{'-':>8} {'-':>7}")  # nothing read: no rate to state
+        print(f"{name:>18} | {r['pairs']:>6} {r['read']:>6} {r['right']:>6} | {rates}")
+
+
+if __name__ == "__main__":
+    main()
