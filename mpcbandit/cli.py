@@ -12,8 +12,9 @@ from pathlib import Path
 
 import click
 
-from mpcbandit.config import PROTOCOL_MODULES, load_config
+from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
+from mpcbandit.registry import PROTOCOL_MODULES
 
 __all__ = ["main"]
 
@@ -113,7 +114,7 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
             _warn_if_not_private(cfg)
         if out_dir is None:
             out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
-        run_local(config, overrides, out_dir, plaintext=plaintext, echo=click.echo,
+        run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
                   checkpoint_every=checkpoint_every or 0, insecure=insecure, log_level=log_level)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None

@@ -8,7 +8,6 @@ and cross-field rules in an optional ``validate(self, path)`` method.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import tomllib
 import types
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from mpcbandit.errors import ConfigError
+from mpcbandit.net.netspec import NET_PRESETS, NetSpec
+from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 
 __all__ = [
     "Config",
@@ -33,24 +34,6 @@ __all__ = [
     "spec",
     "NET_PRESETS",
 ]
-
-PROTOCOL_MODULES = {
-    "demo": "mpcbandit.protocols.demo",
-    "feducb": "mpcbandit.protocols.feducb",
-    "hannun": "mpcbandit.protocols.hannun",
-    "jdp": "mpcbandit.protocols.jdp",
-    "mpcops": "mpcbandit.protocols.mpcops",
-    "o3m": "mpcbandit.protocols.o3m",
-    "samba": "mpcbandit.protocols.samba",
-}
-
-#: one-way delay (s) and bandwidth (bytes/s) of the named network presets
-NET_PRESETS: dict[str, tuple[float, float | None]] = {
-    "none": (0.0, None),
-    "lan": (0.25e-3, 1e9 / 8),
-    "wan": (20e-3, 100e6 / 8),
-}
-
 
 def spec(default: Any = dataclasses.MISSING, *, doc: str = "", **rules: Any) -> Any:
     """A config field with a default and validation rules (min, max, choices)."""
@@ -164,15 +147,6 @@ def build_section(cls: type, data: Any, path: str) -> Any:
 
 
 @dataclass(frozen=True)
-class NetSpec:
-    """An emulated network: one-way delay in seconds and bandwidth in bytes/s (None: unlimited)."""
-
-    name: str
-    one_way_s: float
-    bytes_per_s: float | None
-
-
-@dataclass(frozen=True)
 class RunSection:
     """How parties run: deadlines, emulated network, channel security, message cap."""
 
@@ -264,15 +238,21 @@ class Config:
     section: Any
     raw: dict
     source: str
+    #: the --set KEY=VALUE items applied to the file (party processes get the same)
+    overrides: tuple[str, ...] = ()
 
     @property
     def net(self) -> NetSpec:
         return self.run.net_spec()
 
+    def with_overrides(self, items: list[str] | tuple[str, ...]) -> "Config":
+        """This config with more KEY=VALUE items applied: validated again, its file not read again."""
+        raw = apply_overrides(self.raw, [parse_override(o) for o in items])
+        return dataclasses.replace(parse_config(raw, self.source),
+                                   overrides=self.overrides + tuple(items))
+
     def parties(self) -> list[Party]:
         """The party table: every process of this experiment with its address."""
-        from mpcbandit.protocols import get_protocol
-
         roles = get_protocol(self.protocol).roles(self.section)
         return _assign_addresses(roles, self.network)
 
@@ -387,8 +367,6 @@ def _deepcopy(d: Any) -> Any:
 
 def parse_config(raw: dict, source: str = "<config>") -> Config:
     """Validate a config table (file contents plus overrides) into a Config."""
-    from mpcbandit.protocols import get_protocol
-
     if "protocol" not in raw:
         raise ConfigError("protocol", "missing key")
     name = raw["protocol"]
@@ -430,9 +408,4 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(path), f"not valid TOML: {e}") from None
     raw = apply_overrides(raw, [parse_override(o) for o in overrides])
-    return parse_config(raw, str(path))
-
-
-def import_protocol_module(name: str):
-    """Import the module that implements protocol name."""
-    return importlib.import_module(PROTOCOL_MODULES[name])
+    return dataclasses.replace(parse_config(raw, str(path)), overrides=tuple(overrides))

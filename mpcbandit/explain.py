@@ -9,8 +9,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from mpcbandit.config import PROTOCOL_MODULES, NetworkSection, RunSection, type_name, load_config
+from mpcbandit.config import NetworkSection, RunSection, load_config, type_name
 from mpcbandit.protocols import get_protocol
+from mpcbandit.registry import PROTOCOL_MODULES
 
 __all__ = ["KeyDoc", "section_keys", "protocol_rows", "configs_of", "explain_text"]
 

@@ -298,18 +298,14 @@ def resume_run(out_dir: Path, echo=print) -> dict:
     cfg = load_config(meta["config"], meta["overrides"])
     start = common_checkpoint(out_dir, [p.name for p in cfg.parties()])
     echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
-    return run_local(meta["config"], meta["overrides"], out_dir, echo=echo,
-                     checkpoint_every=meta["checkpoint_every"], resume_from=start,
-                     insecure=meta["insecure"])
+    return run_local(cfg, out_dir, echo=echo, checkpoint_every=meta["checkpoint_every"],
+                     resume_from=start, insecure=meta["insecure"])
 
 
-def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
-              plaintext: bool = False, echo=print, checkpoint_every: int = 0,
-              resume_from: int | None = None, insecure: bool = False,
+def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print,
+              checkpoint_every: int = 0, resume_from: int | None = None, insecure: bool = False,
               log_level: str = "INFO") -> dict:
-    """Run every party of the config as a local process; return the summary."""
-    overrides = list(overrides)
-    cfg = load_config(config_path, overrides)  # every config error surfaces here, before spawning
+    """Run every party of the (loaded, validated) config as a local process; return the summary."""
     if not plaintext:
         check_security_mode(cfg, insecure)
     if checkpoint_every or resume_from is not None:
@@ -320,29 +316,25 @@ def run_local(config_path: str | Path, overrides: list[str], out_dir: Path, *,
         if plaintext:
             return run_plaintext(cfg, out_dir, echo)
         if resume_from is None:
-            write_json(out_dir / "run.json", {"config": str(Path(config_path).resolve()),
-                                              "overrides": overrides,
+            write_json(out_dir / "run.json", {"config": str(Path(cfg.source).resolve()),
+                                              "overrides": list(cfg.overrides),
                                               "checkpoint_every": checkpoint_every,
                                               "insecure": insecure})
-        return _run_parties(cfg, config_path, overrides, out_dir, echo, checkpoint_every,
-                            resume_from, insecure, log_level)
+        return _run_parties(cfg, out_dir, echo, checkpoint_every, resume_from, insecure, log_level)
 
 
-def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out_dir: Path,
-                 echo, checkpoint_every: int, resume_from: int | None, insecure: bool,
-                 log_level: str) -> dict:
+def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
+                 resume_from: int | None, insecure: bool, log_level: str) -> dict:
     """Spawn every party, watch them to the end, and write the run's summary."""
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
         host = parties[0].address[len("tcp://"):].rpartition(":")[0]
-        overrides.append(f"network.base_port={pick_base_port(host, len(parties))}")
-        cfg = load_config(config_path, overrides)
+        cfg = cfg.with_overrides([f"network.base_port={pick_base_port(host, len(parties))}"])
         parties = cfg.parties()
     if cfg.run.security == "curve" and not cfg.run.keys_dir:
         keys_dir = (out_dir / "keys").resolve()
         write_keys(keys_dir, parties)  # fresh keys for this local run
-        overrides.append(f"run.keys_dir={json.dumps(str(keys_dir))}")
-        cfg = load_config(config_path, overrides)
+        cfg = cfg.with_overrides([f"run.keys_dir={json.dumps(str(keys_dir))}"])
     session = secrets.token_hex(8)
     for sub in ("parties", "logs", "progress"):
         make_private_dir(out_dir / sub)
@@ -358,10 +350,10 @@ def _run_parties(cfg: Config, config_path: str | Path, overrides: list[str], out
             progress = out_dir / "progress" / p.name
             for f in (result, progress):
                 f.unlink(missing_ok=True)
-            cmd = [sys.executable, "-m", "mpcbandit", "party", str(config_path),
+            cmd = [sys.executable, "-m", "mpcbandit", "party", cfg.source,
                    "--role", p.role, "--index", str(p.index), "--session", session,
                    "--result", str(result), "--progress", str(progress)]
-            for o in overrides:
+            for o in cfg.overrides:
                 cmd += ["--set", o]
             if checkpoint_every or resume_from is not None:
                 cmd += ["--checkpoint-dir", str(out_dir / "checkpoints"),

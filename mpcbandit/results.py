@@ -6,8 +6,9 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from mpcbandit.config import NET_PRESETS, Config
+from mpcbandit.config import Config
 from mpcbandit.files import write_json
+from mpcbandit.net.netspec import NET_PRESETS
 from mpcbandit.protocols import privacy_record
 
 __all__ = ["PARTY_KEYS", "build_summary", "estimate_seconds", "format_summary", "write_summary",

@@ -18,12 +18,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's mpcbandit
 
+from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 
 
 def bench(config: str, sets: list[str], out: Path) -> dict:
     """One real-process run; the summary."""
-    return run_local(ROOT / "configs" / config, sets, out, echo=lambda *_: None)
+    return run_local(load_config(ROOT / "configs" / config, sets), out, echo=lambda *_: None)
 
 
 def main(argv: list[str] | None = None) -> None:

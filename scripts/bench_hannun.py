@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mpcbandit.results import write_csv  # noqa: E402
+from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 
 CONFIG = ROOT / "configs" / "hannun-synthetic.toml"
@@ -34,8 +35,8 @@ def bench_one(arms: int, parties: int, net: str, iterations: int, out: Path, ext
             f"hannun.iterations={iterations}", f"run.net={net}", *extra]
     tag = f"a{arms}-p{parties}-{net}"
     quiet = lambda *_: None  # noqa: E731
-    secure = run_local(CONFIG, sets, out / tag, echo=quiet)
-    plain = run_local(CONFIG, sets, out / (tag + "-plaintext"), plaintext=True, echo=quiet)
+    secure = run_local(load_config(CONFIG, sets), out / tag, echo=quiet)
+    plain = run_local(load_config(CONFIG, sets), out / (tag + "-plaintext"), plaintext=True, echo=quiet)
     t = secure["iterations"]
     by_party = secure["bytes_per_iteration_by_party"]
     fh = [v for k, v in by_party.items() if k.startswith("feature_holder")]

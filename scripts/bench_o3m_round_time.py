@@ -21,6 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpcbandit.results import write_csv  # noqa: E402
+from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "o3m-synthetic.toml"
@@ -42,8 +43,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         if args.iterations or args.paper:
             sets.append(f"o3m.iterations={args.iterations or 5000}")
         quiet = lambda *a, **k: None  # noqa: E731
-        secure = run_local(args.config, sets, args.out / f"{alg}-secure", echo=quiet)
-        plain = run_local(args.config, sets, args.out / f"{alg}-plain", plaintext=True, echo=quiet)
+        secure = run_local(load_config(args.config, sets), args.out / f"{alg}-secure", echo=quiet)
+        plain = run_local(load_config(args.config, sets), args.out / f"{alg}-plain", plaintext=True, echo=quiet)
         diff = float(np.abs(np.subtract(secure["theta_norms"], plain["theta_norms"])).max())
         rows.append({"algorithm": alg, "iterations": secure["iterations"],
                      "parties": len(secure["parties"]), "net": args.net,

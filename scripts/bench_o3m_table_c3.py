@@ -37,12 +37,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.bandits.linear import LinearBandit, ucb_scores  # noqa: E402
-from mpcbandit.config import NET_PRESETS  # noqa: E402
 from mpcbandit.crypto.orthogonal_mask import (  # noqa: E402
-    block_offsets, column_blocks, haar_orthogonal, prg_normal)
+    block_offsets,
+    column_blocks,
+    haar_orthogonal,
+    prg_normal,
+)
 from mpcbandit.mpc.prg import Prg  # noqa: E402
+from mpcbandit.net.netspec import NET_PRESETS  # noqa: E402
+from mpcbandit.results import write_csv  # noqa: E402
 
 SETTINGS = {"small": (100, 20, 5), "large": (500, 10, 500)}
 PAPER = {"small": {"O3M": 0.006, "HE": 1190.0, "MPC": 2.282, "DP": 0.005},

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mpcbandit.errors import PartyFailed  # noqa: E402
+from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 from mpcbandit.mpc.local import run_engines  # noqa: E402
 from mpcbandit.protocols.mpcops import MpcOpsSection, run_ops  # noqa: E402
@@ -50,7 +51,7 @@ def run_processes(parties: int, size: int, arms: list[int], repeats: int, trunc:
             f"mpcops.ops={json.dumps(OPS + ['exchange'])}"]
     for attempt in range(3):
         try:
-            summary = run_local(CONFIG, sets, out / f"p{parties}", echo=lambda *_: None)
+            summary = run_local(load_config(CONFIG, sets), out / f"p{parties}", echo=lambda *_: None)
             return summary["ops"]
         except PartyFailed as e:  # another run took a port between picking and binding
             if "Address already in use" not in str(e) or attempt == 2:

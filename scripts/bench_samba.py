@@ -53,8 +53,9 @@ def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,
             load = os.getloadavg()[0]
             ports = [f"network.base_port={pick_base_port('127.0.0.1', arms + 3)}"]
             try:
-                s = run_local(CONFIGS[dataset], _overrides(algorithm, budget, arms, net, extra + ports),
-                              Path(out), echo=lambda *a: None)
+                cfg = load_config(CONFIGS[dataset],
+                                  _overrides(algorithm, budget, arms, net, extra + ports))
+                s = run_local(cfg, Path(out), echo=lambda *a: None)
                 break
             except PartyFailed as e:
                 if "cannot bind" not in str(e) or attempt == attempts - 1:

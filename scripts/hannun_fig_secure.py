@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 from hannun_fig_reward import have_mnist, plot, write_csv  # noqa: E402
 
@@ -30,7 +31,7 @@ def secure_run(out: Path, **section) -> dict:
     sets = [f"hannun.{k}={v!r}" if isinstance(v, str) else f"hannun.{k}={v}" for k, v in section.items()]
     sets = [s.replace("'", '"') for s in sets]
     tag = "-".join(f"{k}{v}" for k, v in section.items())
-    return run_local(CONFIG, sets, out / "runs" / tag, echo=lambda *_: None)
+    return run_local(load_config(CONFIG, sets), out / "runs" / tag, echo=lambda *_: None)
 
 
 def runtime_grid(args, arms_list, parties_list) -> list[list]:

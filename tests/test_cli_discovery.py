@@ -6,9 +6,10 @@ import dataclasses
 import pytest
 
 from mpcbandit import __version__
-from mpcbandit.config import PROTOCOL_MODULES, NetworkSection, RunSection
+from mpcbandit.config import NetworkSection, RunSection
 from mpcbandit.explain import section_keys
 from mpcbandit.protocols import get_protocol
+from mpcbandit.registry import PROTOCOL_MODULES
 
 
 def test_version_is_printed(cli):

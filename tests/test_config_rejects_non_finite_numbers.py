@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from mpcbandit.config import PROTOCOL_MODULES, RunSection, load_config
+from mpcbandit.config import RunSection, load_config
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import get_protocol
+from mpcbandit.registry import PROTOCOL_MODULES
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

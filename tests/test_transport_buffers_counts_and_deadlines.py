@@ -6,12 +6,12 @@ import time
 import numpy as np
 import pytest
 
-from mpcbandit.config import NetSpec
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.codec import Envelope, decode, encode
 from mpcbandit.net.inproc import InprocHub, run_inproc
+from mpcbandit.net.netspec import NetSpec
 from mpcbandit.net.zmq_link import ZmqLink
 
 

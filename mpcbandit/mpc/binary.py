@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from mpcbandit.mpc.arith import open_values
+from mpcbandit.mpc.opening import open_values
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.shares import ONES, AShare, BShare
 

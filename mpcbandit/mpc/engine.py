@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mpcbandit.mpc import arith, binary, compare, functions
+from mpcbandit.mpc import arith, binary, compare, functions, opening, truncation
 from mpcbandit.mpc.fixed import DEFAULT_FRAC_BITS, decode, encode
 from mpcbandit.mpc.provider import MaterialSupply
 from mpcbandit.mpc.ring import RING_DTYPE as U64
@@ -41,7 +41,7 @@ class Ops:
         return Op("input", arith.input_value(self.e, value, owner, f))
 
     def open(self, x: AShare) -> Op:
-        return Op("open", _decoded(arith.open_values(self.e, [x.v]), x.frac))
+        return Op("open", _decoded(opening.open_values(self.e, [x.v]), x.frac))
 
     def open_to(self, x: AShare | None, to: str) -> Op:
         return Op("open_to", arith.open_to(self.e, x, to))
@@ -59,7 +59,7 @@ class Ops:
         return Op("mul", _mul_public(self.e, x, c))
 
     def truncate(self, x: AShare, d: int, mode: str | None = None) -> Op:
-        return Op("trunc", arith.truncate(self.e, x, d, self.e._trunc_mode(mode)))
+        return Op("trunc", truncation.truncate(self.e, x, d, self.e._trunc_mode(mode)))
 
     def and_(self, x: BShare, y: BShare) -> Op:
         return Op("and", _first(binary.and_(self.e, [x], [y])))
@@ -116,7 +116,7 @@ def _gt(eng, x, y):
 
 def _mul_public(eng, x: AShare, c):
     c_enc = encode(c, eng.frac)
-    return (yield from arith.rescale(eng, AShare(x.v * c_enc, x.frac + eng.frac, x.lead)))
+    return (yield from truncation.rescale(eng, AShare(x.v * c_enc, x.frac + eng.frac, x.lead)))
 
 
 class Engine:
@@ -248,7 +248,7 @@ class Engine:
 
     def open_binary(self, x: BShare) -> np.ndarray:
         """The XOR of every party's words (1 round)."""
-        return run_ops(self.chan, "open", [arith.open_values(self, [x.v], binary=True)])[0][0]
+        return run_ops(self.chan, "open", [opening.open_values(self, [x.v], binary=True)])[0][0]
 
     def lt(self, x: AShare, y) -> AShare:
         """⟦x < y⟧ as 0/1 integers (y a share or public). 7 rounds."""

@@ -14,13 +14,13 @@ t iterations is |e_0|^(2^t), slowest at the top of the range: see ``reciprocal_e
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from mpcbandit.mpc import fused
-from mpcbandit.mpc.arith import bilinear, square, truncate
+from mpcbandit.mpc.arith import bilinear, square
 from mpcbandit.mpc.rounds import gather
 from mpcbandit.mpc.shares import AShare
+from mpcbandit.mpc.truncation import truncate
 
 __all__ = ["exp", "reciprocal", "EXP_DOMAIN", "RECIPROCAL_DOMAIN", "reciprocal_error_bound",
            "check_domain"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpcbandit.mpc.arith import open_values
 from mpcbandit.mpc.fixed import encode
+from mpcbandit.mpc.opening import open_values
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.shares import AShare
 

@@ -12,9 +12,9 @@ import time
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Protocol
 
-from mpcbandit.config import NetSpec
 from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError
 from mpcbandit.net.codec import Envelope, decode, encode, frames_nbytes
+from mpcbandit.net.netspec import NetSpec
 from mpcbandit.net.stats import RoundStats
 
 __all__ = ["Link", "Channel", "MAX_BUFFERED", "BUFFERED_MESSAGES_DEFAULT"]

@@ -11,9 +11,9 @@ import queue
 import threading
 from typing import Any, Callable
 
-from mpcbandit.config import NetSpec
 from mpcbandit.errors import PartyFailed
 from mpcbandit.net.channel import Channel
+from mpcbandit.net.netspec import NetSpec
 
 __all__ = ["InprocHub", "InprocLink", "run_inproc"]
 

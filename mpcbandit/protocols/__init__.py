@@ -2,7 +2,7 @@
 
 A protocol module defines ``PROTOCOL = Protocol(...)``: its config section, its party table,
 what each role does (written against a Channel, never against zmq), a plaintext reference and
-how per-party outputs become the summary. Register it in ``mpcbandit.config.PROTOCOL_MODULES``.
+how per-party outputs become the summary. Register it in ``mpcbandit.registry.PROTOCOL_MODULES``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Any, Callable
 import numpy as np
 
 from mpcbandit.checkpoint import FINISHED, CheckpointStore, finished
-from mpcbandit.config import PROTOCOL_MODULES, Config, import_protocol_module
+from mpcbandit.config import Config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
+from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "run_timed", "progress_line",
@@ -95,11 +96,6 @@ def privacy_record(cfg: Config) -> dict:
         warnings.insert(0, "run.security = 'none': messages travel in clear and any local "
                            "process can pose as a party (tests on one machine only)")
     return {"private": not warnings, "warnings": warnings}
-
-
-def get_protocol(name: str) -> Protocol:
-    """The registered protocol called name."""
-    return import_protocol_module(name).PROTOCOL
 
 
 @dataclass

@@ -48,14 +48,14 @@ from mpcbandit.config import Config, spec
 from mpcbandit.data import BanditData
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task, mnist_dir
 from mpcbandit.errors import ConfigError, ProtocolError
-from mpcbandit.mpc import arith, binary, compare, functions
+from mpcbandit.mpc import arith, binary, compare, functions, opening, truncation
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
 from mpcbandit.mpc.fixed import encode
 from mpcbandit.mpc.prg import Prg
+from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import IN_OP, Op, gather
 from mpcbandit.mpc.shares import AShare
-from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.results import estimate_seconds
 
@@ -98,7 +98,7 @@ def _sym_matvec(eng: Engine, w_inv: AShare, x: AShare):
     prod = yield from arith.bilinear(eng, "matmul", _as_integer(upper).reshape(*upper.shape, 1, 1),
                                      pair)                              # untruncated, 2L bits
     summed = AShare(prod.v.reshape(prod.shape[0], -1) @ gather, 2 * eng.frac, prod.lead)
-    return (yield from arith.truncate(eng, summed, eng.frac, eng.trunc))  # truncate A D sums only
+    return (yield from truncation.truncate(eng, summed, eng.frac, eng.trunc))  # truncate A D sums only
 
 
 def _symmetric(upper: AShare, d: int) -> AShare:
@@ -249,8 +249,8 @@ def _expand_share(msg: dict, shapes: list[tuple], peer: str) -> list[np.ndarray]
         corr = expect_field(msg, "corr", list, peer, IN_OP)
         if len(corr) != len(shapes):
             raise ProtocolError(peer, IN_OP, f"{len(corr)} exploration arrays, expected {len(shapes)}")
-        return [arith.peer_ring(c, sh, peer) for c, sh in zip(corr, shapes)]
-    prg = Prg(arith.peer_seed(msg, peer))
+        return [opening.peer_ring(c, sh, peer) for c, sh in zip(corr, shapes)]
+    prg = Prg(opening.peer_seed(msg, peer))
     return [prg.ring(sh) for sh in shapes]
 
 
@@ -372,7 +372,7 @@ def _reciprocal_linear_start(eng: Engine, den: AShare, iterations: int):
     """1/den for den in [1, 2] (unit-norm contexts, W^{-1} <= I): Newton-Raphson from the
     minimax line y_0 = 24/17 - 8/17 den (|1 - den y_0| <= 1/17, so 3 steps reach 2^-32), in the
     engine's error form (functions.reciprocal): T + 2 products and no exp."""
-    y = (yield from arith.truncate(eng, AShare(den.v * encode(8 / 17, eng.frac), 2 * eng.frac,
+    y = (yield from truncation.truncate(eng, AShare(den.v * encode(8 / 17, eng.frac), 2 * eng.frac,
                                                den.lead), eng.frac, eng.trunc))
     y = (-y) + 24 / 17
     err = 1.0 - (yield from arith.bilinear(eng, "mul", den, y))
@@ -396,7 +396,7 @@ def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
     full = yield from arith.bilinear(eng, "matmul", _as_integer(g).reshape(A, D, 1), u.reshape(A, 1, D))
     upper = AShare(full.v[:, UPPER[D][0], UPPER[D][1]], 2 * eng.frac, full.lead)  # symmetric
-    return (yield from arith.truncate(eng, upper, eng.frac, eng.trunc))
+    return (yield from truncation.truncate(eng, upper, eng.frac, eng.trunc))
 
 
 def _reward_times_context(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare):

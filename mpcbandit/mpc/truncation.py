@@ -1,0 +1,81 @@
+"""Truncation of fixed-point shares by 2^d: local (SecureML), the paper's Alg. 3, exact
+(Alg. 3 with its wrap bit from a comparison circuit) and pair (stochastic rounding, fused)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpcbandit.mpc.binary import less_than_public
+from mpcbandit.mpc.fused import pend, settle
+from mpcbandit.mpc.opening import open_parts
+from mpcbandit.mpc.ring import RING_DTYPE as U64
+from mpcbandit.mpc.ring import wraps_signed, wraps_unsigned
+from mpcbandit.mpc.shares import AShare
+
+__all__ = ["truncate", "rescale", "TRUNC_MODES"]
+
+TRUNC_MODES = ("local", "paper", "exact", "pair")
+
+
+def _target_frac(eng, frac: int) -> int:
+    return frac if frac <= eng.frac else eng.frac
+
+
+def rescale(eng, x: AShare):
+    """Truncate x down to the engine's fractional bits if a product left it above."""
+    target = _target_frac(eng, x.frac)
+    if target == x.frac:
+        return x
+    return (yield from truncate(eng, x, x.frac - target))
+
+
+def truncate(eng, x: AShare, d: int, mode: str | None = None):
+    """⟦x / 2^d⟧ with the engine's truncation (local | paper | exact); frac drops by d."""
+    mode = mode or eng.trunc
+    if d == 0:
+        return x
+    sh = np.uint64(d)
+    if mode == "pair":  # stochastic rounding: unbiased as it is
+        return (yield from settle(eng, pend(eng, x, d)))
+    # each of the n shares is floored, losing (n−1)/2 units on average; the lead adds
+    # n/2 units first so that the result is unbiased
+    x = AShare(x.v + np.uint64(eng.n << (d - 1)) if eng.lead else x.v, x.frac, x.lead)
+    if mode == "local":
+        if eng.n != 2:
+            raise ValueError(f"local truncation is for 2 computing parties, not {eng.n}")
+        v = (x.v.view(np.int64) >> np.int64(d)).view(U64)  # SecureML: each share shifts itself
+        return AShare(v, x.frac - d, eng.lead)
+    up = np.uint64(64 - d)
+    if mode == "paper":
+        # Alg. 3 (Hannun et al. App. C), η skipped as in the paper
+        m = eng.material.take("trunc", (), x.size)
+        r, theta_r = m["r"].reshape(x.shape), m["theta"].reshape(x.shape)
+        z_mine = x.v + r
+        beta = wraps_signed([x.v, r]).view(U64)
+        (parts,) = yield from open_parts(eng, [z_mine])
+        theta = beta - theta_r
+        if eng.lead:
+            theta += wraps_signed(parts).view(U64)
+        v = (x.v.view(np.int64) >> np.int64(d)).view(U64) - (theta << up)
+        return AShare(v, x.frac - d, eng.lead)
+    if mode == "exact":
+        # Alg. 3 with η = [z < r] computed by a comparison circuit; unsigned frame, offset 2^62
+        m = eng.material.take("trunc_exact", (), x.size)
+        r, theta_r, rb = (m[k].reshape(x.shape) for k in ("r", "theta", "rb"))
+        off = np.uint64(1 << 62)
+        xp = x.v + off if eng.lead else x.v
+        z_mine = xp + r
+        beta = wraps_unsigned([xp, r]).view(U64)
+        (parts,) = yield from open_parts(eng, [z_mine])
+        z = parts[0].copy()
+        for p in parts[1:]:
+            z += p
+        eta = yield from less_than_public(eng, z, rb)
+        theta = beta - theta_r - eta.v
+        if eng.lead:
+            theta += wraps_unsigned(parts).view(U64)
+        v = (xp >> sh) - (theta << up)
+        if eng.lead:
+            v -= np.uint64(1 << (62 - d))
+        return AShare(v, x.frac - d, eng.lead)
+    raise ValueError(f"unknown truncation {mode!r} (choose from {', '.join(TRUNC_MODES)})")
