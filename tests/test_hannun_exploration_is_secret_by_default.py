@@ -10,7 +10,8 @@ import numpy as np
 
 from hannun_inproc import SECRET_AGREEMENT, run_hannun
 from mpcbandit.bandits.egreedy import exploration_key
-from mpcbandit.protocols.hannun import exploration, replay
+from mpcbandit.protocols.hannun_reference import replay
+from mpcbandit.protocols.hannun_stream import exploration
 
 STEPS, EPS = 600, 0.3
 

@@ -7,7 +7,7 @@ import pytest
 
 from hannun_inproc import run_hannun
 from mpcbandit.data import data_root
-from mpcbandit.protocols.hannun import replay
+from mpcbandit.protocols.hannun_reference import replay
 
 HAVE_MNIST = (data_root() / "mnist" / "train-images-idx3-ubyte.gz").exists()
 

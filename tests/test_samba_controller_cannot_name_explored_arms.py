@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import mpcbandit.protocols.samba as samba
+import mpcbandit.protocols.samba_streams as streams
 from mpcbandit.crypto.streams import KeyedStream
 from chi2util import chi2_critical, chi2_stat
 from tests.samba_support import samba_config
@@ -26,16 +27,16 @@ def binomial_upper(n: int, p: float, z: float = 4.0) -> float:
 @pytest.mark.parametrize("algorithm", ["epsilon-greedy", "epsilon-decreasing"])
 def test_controller_guesses_explored_arms_at_chance(algorithm, monkeypatch):
     cfg = samba_config(algorithm=algorithm, budget=3000, arms=K, epsilon=0.5)
-    derived = samba._seed
+    derived = streams.protocol_seed
 
     def controller_knows_its_own_seeds(c, purpose):
         # the Controller's seeds as it drew them; Comp's are fresh, as in a deployment
         return os.urandom(32) if purpose == "select" else derived(c, purpose)
 
-    monkeypatch.setattr(samba, "_seed", controller_knows_its_own_seeds)
+    monkeypatch.setattr(streams, "protocol_seed", controller_knows_its_own_seeds)
     out = samba.run_inproc_samba(cfg)
     alg = samba.make_algorithm(algorithm, **cfg.section.params)
-    sigma = samba._sigma_streams(derived(cfg, "sigma"), K, alg.iterations)[0]
+    sigma = streams.sigma_streams(derived(cfg, "sigma"), K, alg.iterations)[0]
     explore_u = KeyedStream(derived(cfg, "epsilon"), "epsilon")
     arms = out["arms"]
     steps = [t for t in range(K + 1, cfg.section.budget + 1)

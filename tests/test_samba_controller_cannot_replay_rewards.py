@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mpcbandit.protocols.samba as samba
+import mpcbandit.protocols.samba_streams as streams
 from mpcbandit.bandits.mab import play_standard
 from mpcbandit.crypto.streams import KeyedStream
 from tests.samba_support import samba_config
@@ -24,15 +25,15 @@ def controller_replay(cfg, derived):
         alg, means, cfg.section.budget,
         pull_u=[KeyedStream(derived(cfg, f"pull/{i}"), "pull").row for i in range(K)],
         explore_u=KeyedStream(derived(cfg, "epsilon"), "epsilon").row,
-        sigma=[st.row for st in samba._sigma_streams(derived(cfg, "sigma"), K, alg.iterations)],
-        select_u=[st.row for st in samba._select_streams(derived(cfg, "select"), alg.iterations)],
-        thompson=[samba._thompson_rng(derived(cfg, f"thompson/{i}")) for i in range(K)])
+        sigma=[st.row for st in streams.sigma_streams(derived(cfg, "sigma"), K, alg.iterations)],
+        select_u=[st.row for st in streams.select_streams(derived(cfg, "select"), alg.iterations)],
+        thompson=[streams.thompson_rng(derived(cfg, f"thompson/{i}")) for i in range(K)])
 
 
 @pytest.mark.parametrize("algorithm", ["ucb", "epsilon-greedy"])
 def test_controller_cannot_replay_a_fresh_seeded_run(algorithm, monkeypatch):
     cfg = samba_config(algorithm=algorithm, budget=BUDGET, arms=K, fresh_seeds=True)
-    derived = samba.derive_seed
+    derived = streams.derive_seed
 
     def seed(c, purpose):
         # the Controller's own seeds as it drew them; every other party's fresh
@@ -40,7 +41,7 @@ def test_controller_cannot_replay_a_fresh_seeded_run(algorithm, monkeypatch):
             return derived(c.seed, f"samba/{purpose}")
         return os.urandom(32)
 
-    monkeypatch.setattr(samba, "_seed", seed)
+    monkeypatch.setattr(streams, "protocol_seed", seed)
     out = samba.run_inproc_samba(cfg)
     arms, rewards = controller_replay(cfg, lambda c, p: derived(c.seed, f"samba/{p}"))
     same_rewards = np.mean(np.array(rewards) == np.array(out["rewards"]))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from mpcbandit.bodies import expect_field, expect_fields
+from mpcbandit.mpc import truncation
 from mpcbandit.mpc.fixed import encode
 from mpcbandit.mpc.opening import open_values, peer_ring, peer_seed, peer_shape
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import IN_OP, Round
 from mpcbandit.mpc.shares import AShare
-from mpcbandit.mpc.truncation import rescale
 
 __all__ = ["input_value", "open_to", "bilinear", "square"]
 
@@ -73,9 +73,11 @@ def open_to(eng, x: AShare | None, to: str):
     return acc.view(np.int64).astype(np.float64) / 2.0 ** frac
 
 
-def bilinear(eng, op: str, x: AShare, y: AShare):
+def bilinear(eng, op: str, x: AShare, y: AShare, rescale: bool = True):
     """Beaver product for every bilinear op (``mul`` elementwise, ``matmul``): one triple batch
-    and one opening per call, then truncation back to the engine's fractional bits."""
+    and one opening per call, then truncation back to the engine's fractional bits; with
+    rescale=False the exact product is returned at x.frac + y.frac bits (no truncation, no
+    rounding: for sums of products truncated once, or scores compared at full precision)."""
     if op == "mul":
         xv, yv = (x.v, y.v) if x.v.shape == y.v.shape else np.broadcast_arrays(x.v, y.v)
         m = eng.material.take("mul", (), xv.size)
@@ -98,7 +100,7 @@ def bilinear(eng, op: str, x: AShare, y: AShare):
     if squeeze:
         z = z.squeeze(axis=squeeze)
     out = AShare(z, x.frac + y.frac, eng.lead)
-    return (yield from rescale(eng, out))
+    return (yield from truncation.rescale(eng, out)) if rescale else out
 
 
 def square(eng, x: AShare):
@@ -109,4 +111,4 @@ def square(eng, x: AShare):
     z = b + np.uint64(2) * eps * a
     if eng.lead:
         z += eps * eps
-    return (yield from rescale(eng, AShare(z, 2 * x.frac, eng.lead)))
+    return (yield from truncation.rescale(eng, AShare(z, 2 * x.frac, eng.lead)))

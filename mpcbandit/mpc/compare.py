@@ -80,16 +80,24 @@ def all_max(eng, x: AShare, extra: AShare | None = None, distinct: bool = False)
     return (yield from product_tree(eng, ge))
 
 
-def argmax(eng, x: AShare, method: str = "auto"):
-    """Shared one-hot of a maximum of x over its last axis, ties broken uniformly at random."""
+def argmax(eng, x: AShare, method: str = "auto", permutation: AShare | None = None):
+    """Shared one-hot of a maximum of x over its last axis, ties broken uniformly at random:
+    by the dealer's permutation, or by the caller's (shares of a permutation of 1..A of x's
+    shape, e.g. one a protocol's dealer draws ahead with its other randomness)."""
     A = x.shape[-1]
     if A == 1:
         return AShare(np.full(x.shape, 1 if x.lead else 0, dtype=U64), 0, x.lead)
     if method == "auto":
         method = "pairwise" if A <= PAIRWISE_MAX_ARMS else "tree"
-    batch = int(np.prod(x.shape[:-1], dtype=np.int64))
-    gamma = eng.material.take("perm", (A,), batch)["g"].reshape(x.shape)
-    gamma = AShare(gamma, 0, x.lead)
+    if permutation is None:
+        batch = int(np.prod(x.shape[:-1], dtype=np.int64))
+        g = eng.material.take("perm", (A,), batch)["g"].reshape(x.shape)
+        gamma = AShare(g, 0, x.lead)
+    elif permutation.shape != x.shape or permutation.frac != 0:
+        raise ValueError(f"permutation of shape {permutation.shape} (frac {permutation.frac}) "
+                         f"for scores of shape {x.shape}: give integers of the same shape")
+    else:
+        gamma = permutation
     if method == "pairwise":
         y = yield from all_max(eng, x, extra=gamma)           # y ∘ γ: nonzero values distinct
         return (yield from all_max(eng, y, distinct=True))

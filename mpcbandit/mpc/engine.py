@@ -46,17 +46,17 @@ class Ops:
     def open_to(self, x: AShare | None, to: str) -> Op:
         return Op("open_to", arith.open_to(self.e, x, to))
 
-    def mul(self, x: AShare, y: AShare) -> Op:
-        return Op("mul", arith.bilinear(self.e, "mul", x, y))
+    def mul(self, x: AShare, y: AShare, rescale: bool = True) -> Op:
+        return Op("mul", arith.bilinear(self.e, "mul", x, y, rescale))
 
-    def matmul(self, x: AShare, y: AShare) -> Op:
-        return Op("matmul", arith.bilinear(self.e, "matmul", x, y))
+    def matmul(self, x: AShare, y: AShare, rescale: bool = True) -> Op:
+        return Op("matmul", arith.bilinear(self.e, "matmul", x, y, rescale))
 
     def square(self, x: AShare) -> Op:
         return Op("square", arith.square(self.e, x))
 
     def mul_public(self, x: AShare, c) -> Op:
-        return Op("mul", _mul_public(self.e, x, c))
+        return Op("mul", functions.mul_public(self.e, x, c))
 
     def truncate(self, x: AShare, d: int, mode: str | None = None) -> Op:
         return Op("trunc", truncation.truncate(self.e, x, d, self.e._trunc_mode(mode)))
@@ -82,17 +82,18 @@ class Ops:
     def gt(self, x: AShare, y) -> Op:
         return Op("lt", _gt(self.e, x, y))
 
-    def argmax(self, x: AShare, method: str = "auto") -> Op:
-        return Op("argmax", compare.argmax(self.e, x, method))
+    def argmax(self, x: AShare, method: str = "auto", permutation: AShare | None = None) -> Op:
+        return Op("argmax", compare.argmax(self.e, x, method, permutation))
 
     def exp(self, x: AShare, domain=functions.EXP_DOMAIN) -> Op:
         functions.check_domain("exp", domain, functions.EXP_DOMAIN)
         return Op("exp", functions.exp(self.e, x))
 
     def reciprocal(self, x: AShare, iterations: int = functions.RECIPROCAL_ITERATIONS,
-                   domain=(1.0, 10.0)) -> Op:
-        functions.check_domain("reciprocal", domain, functions.RECIPROCAL_DOMAIN)
-        return Op("reciprocal", functions.reciprocal(self.e, x, iterations))
+                   domain=(1.0, 10.0), start: str = "exp") -> Op:
+        valid = functions.RECIPROCAL_DOMAIN if start == "exp" else (1.0, 2.0)
+        functions.check_domain(f"reciprocal (start {start})", domain, valid)
+        return Op("reciprocal", functions.reciprocal(self.e, x, iterations, start))
 
 
 def _decoded(gen, frac):
@@ -112,11 +113,6 @@ def _gt(eng, x, y):
     if isinstance(y, AShare):
         return (yield from compare.less_than(eng, y, x))
     return (yield from compare.less_than(eng, -x, -np.asarray(y, dtype=np.float64)))
-
-
-def _mul_public(eng, x: AShare, c):
-    c_enc = encode(c, eng.frac)
-    return (yield from truncation.rescale(eng, AShare(x.v * c_enc, x.frac + eng.frac, x.lead)))
 
 
 class Engine:
@@ -215,13 +211,15 @@ class Engine:
         """The value of x revealed to party `to` only (decoded floats there, None elsewhere)."""
         return self.run(self.op.open_to(x, to))
 
-    def mul(self, x: AShare, y: AShare) -> AShare:
-        """Elementwise product (broadcasting). 1 round + truncation."""
-        return self.run(self.op.mul(x, y))
+    def mul(self, x: AShare, y: AShare, rescale: bool = True) -> AShare:
+        """Elementwise product (broadcasting). 1 round + truncation; rescale=False: the exact
+        product at x.frac + y.frac bits, no truncation."""
+        return self.run(self.op.mul(x, y, rescale))
 
-    def matmul(self, x: AShare, y: AShare) -> AShare:
-        """x @ y with numpy semantics (dot, matvec, matmul, batched). 1 round + truncation."""
-        return self.run(self.op.matmul(x, y))
+    def matmul(self, x: AShare, y: AShare, rescale: bool = True) -> AShare:
+        """x @ y with numpy semantics (dot, matvec, matmul, batched). 1 round + truncation;
+        rescale=False: the exact product at x.frac + y.frac bits, no truncation."""
+        return self.run(self.op.matmul(x, y, rescale))
 
     def dot(self, x: AShare, y: AShare) -> AShare:
         """Inner product over the last axis of 1-D shares."""
@@ -260,16 +258,19 @@ class Engine:
     def gt(self, x: AShare, y) -> AShare:
         return self.run(self.op.gt(x, y))
 
-    def argmax(self, x: AShare, method: str = "auto") -> AShare:
-        """Shared one-hot of the maximum over the last axis, ties broken uniformly."""
-        return self.run(self.op.argmax(x, method))
+    def argmax(self, x: AShare, method: str = "auto", permutation: AShare | None = None) -> AShare:
+        """Shared one-hot of the maximum over the last axis, ties broken uniformly (by the
+        dealer's permutation, or by shares of the caller's)."""
+        return self.run(self.op.argmax(x, method, permutation))
 
     def exp(self, x: AShare, domain=functions.EXP_DOMAIN) -> AShare:
         return self.run(self.op.exp(x, domain))
 
     def reciprocal(self, x: AShare, iterations: int = functions.RECIPROCAL_ITERATIONS,
-                   domain=(1.0, 10.0)) -> AShare:
-        return self.run(self.op.reciprocal(x, iterations, domain))
+                   domain=(1.0, 10.0), start: str = "exp") -> AShare:
+        """⟦1/x⟧ by Newton–Raphson from the paper's exp start, or (start="linear", for x in
+        [1, 2]) from the minimax line: 8 rounds fewer."""
+        return self.run(self.op.reciprocal(x, iterations, domain, start))
 
     # ------------------------------------------------------------ lifecycle
 

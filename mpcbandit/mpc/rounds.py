@@ -4,9 +4,13 @@ An op is a generator that yields ``Round(send={peer: body}, recv=(peer, ...))`` 
 communication round it needs and receives ``{peer: body}`` back; it returns its result.
 ``gather(gens)`` runs several ops in lock-step and yields ONE merged round per step, so
 ``rounds(gather(a, b)) == max(rounds(a), rounds(b))``. ``run_ops`` drives a gather over a
-Channel with one ``chan.exchange(label, ...)`` per merged round. On the wire a message to a
-peer is the list of the bodies of the ops that send to that peer, in op order; every party
-runs the same ops in the same order, so the receiver splits it the same way.
+Channel with one ``chan.exchange(label, ...)`` per merged round.
+
+On the wire a message to a peer is ONE flat list: the bodies of every op that sends to that
+peer, in op order, however deeply gathers nest (a nested gather's bodies are spliced in, not
+sent as a sub-list). A receiver splits it by how many bodies each of its own ops expects from
+that peer, so a party that runs one op (p' opening its selection) reads a message that the
+sender merged from several nested chains without mirroring their nesting.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import numpy as np
 
 from mpcbandit.errors import ProtocolError
 
-__all__ = ["Round", "Op", "OpGen", "gather", "run_ops"]
+__all__ = ["Round", "Merged", "Op", "OpGen", "gather", "run_ops"]
 
 #: the tag of an error raised inside an op: run_ops puts the op's label and round in its place
 IN_OP = "?"
@@ -30,6 +34,16 @@ class Round:
 
     send: dict[str, Any] = field(default_factory=dict)
     recv: tuple[str, ...] = ()
+    #: bodies expected from each peer in recv (a merged round's); None: one from each
+    parts: dict[str, int] | None = None
+
+    def expected(self) -> dict[str, int]:
+        """{peer: how many bodies this round takes from it}."""
+        return self.parts if self.parts is not None else dict.fromkeys(self.recv, 1)
+
+
+class Merged(list):
+    """The bodies several ops send one peer in one round: spliced flat into an outer merge."""
 
 
 OpGen = Generator[Round, dict, Any]
@@ -59,26 +73,30 @@ def gather(gens: list[OpGen]) -> OpGen:
         advance(i, None)
     while cur:
         order = sorted(cur)
-        send: dict[str, list] = {}
-        recv: list[str] = []
+        send: dict[str, Merged] = {}
+        parts: dict[str, int] = {}
         for i in order:
             for peer, body in cur[i].send.items():
-                send.setdefault(peer, []).append(body)
-            for peer in cur[i].recv:
-                if peer not in recv:
-                    recv.append(peer)
-        got = yield Round(send, tuple(recv))
+                bodies = send.setdefault(peer, Merged())
+                if isinstance(body, Merged):
+                    bodies.extend(body)
+                else:
+                    bodies.append(body)
+            for peer, k in cur[i].expected().items():
+                parts[peer] = parts.get(peer, 0) + k
+        got = yield Round(send, tuple(parts), parts)
         pos = dict.fromkeys(got, 0)
         answers = []
         for i in order:
             mine = {}
-            for peer in cur[i].recv:
+            for peer, k in cur[i].expected().items():
                 msgs = got[peer]
-                if not isinstance(msgs, list) or pos[peer] >= len(msgs):
+                if not isinstance(msgs, list) or pos[peer] + k > len(msgs):
                     raise ProtocolError(peer, IN_OP, "message has fewer parts than this party's "
                                         "ops expect: parties are not running the same ops")
-                mine[peer] = msgs[pos[peer]]
-                pos[peer] += 1
+                mine[peer] = msgs[pos[peer]] if cur[i].parts is None else \
+                    Merged(msgs[pos[peer]:pos[peer] + k])
+                pos[peer] += k
             answers.append(mine)
         for peer, k in pos.items():
             if k != len(got[peer]):

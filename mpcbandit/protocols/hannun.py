@@ -42,69 +42,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from dealer import serve
-from mpcbandit.bandits.egreedy import draw_exploration, exploration_key, run_eps_greedy
-from mpcbandit.bodies import expect_field
+from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import Config, spec
-from mpcbandit.data import BanditData
-from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, make_task, mnist_dir
+from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, mnist_dir
 from mpcbandit.errors import ConfigError, ProtocolError
-from mpcbandit.mpc import arith, binary, compare, functions, opening, truncation
+from mpcbandit.mpc import arith, compare, functions, symmetric, truncation
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
-from mpcbandit.mpc.fixed import encode
-from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.provider import engine_ahead_bytes
-from mpcbandit.mpc.ring import RING_DTYPE as U64
-from mpcbandit.mpc.rounds import IN_OP, Op, gather
+from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
+from mpcbandit.protocols.hannun_reference import outcome, plaintext, replay, task
+from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, first_block, push_exploration
 from mpcbandit.results import estimate_seconds
 
 FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder", "dealer"
 ONLINE = "hannun"       # label of every online round: their count per step is the critical path
-EXPLORE = "explore"     # the dealer's exploration material (offline, pushed ahead of use)
-BLOCK = 256             # steps of exploration material per dealer message
-
-
-class _Upper(dict):
-    """D -> (rows, cols) of the upper triangle of a D x D matrix, its mirror map (D x D
-    positions into the triangle) and the 0/1 matrix (E x 2 -> D) that sums w_pq x_q into
-    u_p and w_pq x_p into u_q (the diagonal once)."""
-
-    def __missing__(self, d: int):
-        rows, cols = np.triu_indices(d)
-        e = len(rows)
-        pos = np.zeros((d, d), dtype=np.int64)
-        pos[rows, cols] = np.arange(e)
-        pos[cols, rows] = np.arange(e)
-        gather = np.zeros((e, 2, d), dtype=U64)
-        gather[np.arange(e), 0, rows] = 1
-        gather[np.arange(e), 1, cols] = np.where(rows != cols, 1, 0)
-        self[d] = (rows, cols, pos, gather.reshape(2 * e, d))
-        return self[d]
-
-
-UPPER = _Upper()
-
-
-def _sym_matvec(eng: Engine, w_inv: AShare, x: AShare):
-    """W_a^{-1} x for exactly symmetric W_a^{-1}, opening only its upper triangles: the
-    products w_pq (x_q, x_p) of every upper entry, summed locally (A E + 2E ring elements
-    opened instead of A D^2 + D). Products are summed before the one truncation per entry of
-    u: D + 1 times fewer truncations (noise and local/paper wrap failures) than per product."""
-    d = x.shape[0]
-    rows, cols, _, gather = UPPER[d]
-    upper = w_inv[:, rows, cols]                                        # (A, E)
-    pair = AShare(np.stack([x.v[cols], x.v[rows]], axis=-1)[:, None, :], x.frac, x.lead)
-    prod = yield from arith.bilinear(eng, "matmul", _as_integer(upper).reshape(*upper.shape, 1, 1),
-                                     pair)                              # untruncated, 2L bits
-    summed = AShare(prod.v.reshape(prod.shape[0], -1) @ gather, 2 * eng.frac, prod.lead)
-    return (yield from truncation.truncate(eng, summed, eng.frac, eng.trunc))  # truncate A D sums only
-
-
-def _symmetric(upper: AShare, d: int) -> AShare:
-    """The D x D matrices whose upper triangles are given, mirrored share by share (so the
-    shared value is exactly symmetric)."""
-    return upper[..., UPPER[d][2]]
 
 
 @dataclass(frozen=True)
@@ -185,86 +138,13 @@ def feature_slices(s: HannunSection) -> list[np.ndarray]:
     return np.array_split(np.arange(s.dims), s.feature_holders)
 
 
-def task(cfg: Config) -> BanditData:
-    """The experiment's data (public simulation: every process derives it from the seed)."""
-    s: HannunSection = cfg.section
-    try:
-        return make_task(s.data, iterations=s.iterations, dims=s.dims, arms=s.arms,
-                         seed=cfg.seed, data_dir=s.data_dir, sigma=s.sigma)
-    except (FileNotFoundError, ValueError) as e:
-        raise ConfigError("hannun.data", str(e)) from None
-
-
-def exploration(cfg: Config, key: bytes):
-    """The exploration samples of all T steps drawn from key (what the dealer draws in blocks)."""
-    s: HannunSection = cfg.section
-    return draw_exploration(Prg(key), s.iterations, s.arms, s.epsilon, s.precision_bits)
-
-
-def _outcome(s: HannunSection, data: BanditData, arms: np.ndarray) -> dict:
-    t = np.arange(len(arms))
-    rewards = data.rewards[t, arms]
-    regret = data.expected.max(axis=1) - data.expected[t, arms]
-    return {"iterations": len(arms), "arms": arms.tolist(), "rewards": rewards.tolist(),
-            "cumulative_reward": float(rewards.sum()), "average_reward": float(rewards.mean()),
-            "cumulative_regret": float(regret.sum()), "eta": s.eta}
-
-
-def replay(cfg: Config, key: bytes) -> dict:
-    """The float64 reference on the exploration stream of key (a secure run's: the dealer
-    writes its key to its own result when the run ends)."""
-    s: HannunSection = cfg.section
-    data = task(cfg)
-    res = run_eps_greedy(data.contexts, data.rewards, exploration(cfg, key),
-                         regularizer=s.regularizer, reinvert_every=s.reinvert_every)
-    return _outcome(s, data, res.arms)
-
-
-def plaintext(cfg: Config) -> dict:
-    """The float64 reference on the config seed's exploration stream: a 'seeded' run's own;
-    a 'secret' run draws its stream when it starts, so its summary compares it with
-    ``replay`` of its dealer's key instead."""
-    return replay(cfg, exploration_key(cfg.seed))
-
-
-# ---------------------------------------------------------------- the dealer's exploration stream
-
-
-def _split_by_seeds(arrays: list[np.ndarray], n: int) -> list[dict]:
-    """Additive shares of arrays for n parties: parties 0..n-2 get a fresh 32-byte seed each,
-    the last one the corrections (one ring element per value leaves the dealer)."""
-    seeds = [os.urandom(32) for _ in range(n - 1)]
-    prgs = [Prg(sd) for sd in seeds]
-    last = []
-    for a in arrays:
-        c = np.asarray(a, dtype=np.int64).view(U64).copy()
-        for prg in prgs:
-            c -= prg.ring(c.shape)
-        last.append(c)
-    return [{"seed": sd} for sd in seeds] + [{"corr": last}]
-
-
-def _expand_share(msg: dict, shapes: list[tuple], peer: str) -> list[np.ndarray]:
-    if isinstance(msg, dict) and "corr" in msg:
-        corr = expect_field(msg, "corr", list, peer, IN_OP)
-        if len(corr) != len(shapes):
-            raise ProtocolError(peer, IN_OP, f"{len(corr)} exploration arrays, expected {len(shapes)}")
-        return [opening.peer_ring(c, sh, peer) for c, sh in zip(corr, shapes)]
-    prg = Prg(opening.peer_seed(msg, peer))
-    return [prg.ring(sh) for sh in shapes]
-
-
-def _first_block(resumed: int) -> int:
-    """The first step whose exploration block (or rewards block) is still to be sent when a
-    run resumes after `resumed` steps: the feature holders keep the block they are in."""
-    return -(-resumed // BLOCK) * BLOCK
+# ---------------------------------------------------------------- the dealer
 
 
 def _dealer(ctx: PartyContext) -> dict:
     """Push [y_t], [y_t v_t] (2L fractional bits) and [gamma_t] to the feature holders in
     blocks (offline), then serve the engine's correlated randomness until they are done."""
     s: HannunSection = ctx.section
-    fh = holders(s)
     start, st = ctx.resume() or (0, None)
     if st is not None:
         key = st["key"]
@@ -272,48 +152,10 @@ def _dealer(ctx: PartyContext) -> dict:
         key = exploration_key(ctx.config.seed) if s.exploration == "seeded" else os.urandom(32)
         # the key is the dealer's whole state: the engine's material is fresh per request
         ctx.checkpoint_finished({"key": key})
-    prg = Prg(key)
-    L = s.precision_bits
-    for block_start in range(0, s.iterations, BLOCK):
-        smp = draw_exploration(prg, min(BLOCK, s.iterations - block_start), s.arms, s.epsilon, L)
-        if block_start < _first_block(start):
-            continue  # drawn again only to bring the stream to where the run resumes
-        yv = (smp.uniform << L) * smp.explore[:, None]     # lines 8, 12, 13: y v at 2L bits
-        for p, part in zip(fh, _split_by_seeds([smp.explore, yv, smp.perm], len(fh))):
-            ctx.chan.send(EXPLORE, p, part)
-    material = serve(ctx.chan, fh, idle_s=max(60.0, ctx.config.run.deadline_s))
+    push_exploration(ctx.chan, holders(s), key, s, start)
+    material = serve(ctx.chan, holders(s), idle_s=max(60.0, ctx.config.run.deadline_s))
     # revealed once the run is over, in the dealer's own result, so the run can be replayed
     return {"material": material, "exploration_key": key.hex()}
-
-
-class _Exploration:
-    """A feature holder's shares of the dealer's exploration stream, step by step."""
-
-    def __init__(self, ctx: PartyContext, lead: bool, state: dict | None = None):
-        self.ctx, self.lead = ctx, lead
-        self.block: list[np.ndarray] = state["block"] if state else []
-        self.pos = state["pos"] if state else BLOCK
-
-    def state(self) -> dict:
-        """The block in use and the position in it (checkpoint state)."""
-        return {"block": self.block, "pos": self.pos}
-
-    def next(self, t: int) -> tuple[AShare, AShare, AShare]:
-        """([y_t] integer, [y_t v_t] at 2L bits, [gamma_t] integers 1..A)."""
-        s: HannunSection = self.ctx.section
-        if self.pos == BLOCK:
-            steps = min(BLOCK, s.iterations - t)
-            msg = self.ctx.chan.recv(EXPLORE, f"{DEALER}.0")
-            try:
-                self.block = _expand_share(msg, [(steps,), (steps, s.arms), (steps, s.arms)],
-                                           f"{DEALER}.0")
-            except ProtocolError as e:
-                raise ProtocolError(e.peer, f"{EXPLORE} step {t}", e.reason) from None
-            self.pos = 0
-        y, yv, g = (b[self.pos] for b in self.block)
-        self.pos += 1
-        return (AShare(y, 0, self.lead), AShare(yv, 2 * s.precision_bits, self.lead),
-                AShare(g, 0, self.lead))
 
 
 # ---------------------------------------------------------------- feature holders' op chains
@@ -326,61 +168,15 @@ def _share_context(eng: Engine, s: HannunSection, mine: np.ndarray, me: int):
     return AShare.concat(parts, axis=0)
 
 
-def _as_integer(x: AShare) -> AShare:
-    """The same ring elements read with 0 fractional bits, so that a product with it is not
-    truncated (the caller tracks the true scale)."""
-    return AShare(x.v, 0, x.lead)
-
-
-def _tie_break_key(score: AShare, gamma: AShare) -> AShare:
-    """score 2^k + gamma - 1 (k bits hold gamma - 1 < A): all values distinct, equal scores
-    ordered by the dealer's random permutation. One pass of Algorithm 2 on these keys gives
-    the one-hot of argmax-with-random-tie-break that the paper gets from two passes (maxima,
-    then maxima of maxima times gamma), in half the rounds and comparisons."""
-    k = math.ceil(math.log2(score.shape[-1] + 1))
-    return AShare((score.v << np.uint64(k)) + gamma.v - (np.uint64(1) if score.lead else np.uint64(0)),
-                  score.frac + k, score.lead)
-
-
-def _argmax_distinct(eng: Engine, keys: AShare):
-    """Algorithm 2 for pairwise-distinct keys: y_i = prod_j [k_i >= k_j]. With distinct keys
-    [k_j >= k_i] = 1 - [k_i >= k_j], so A(A-1)/2 comparisons (one MSB each) serve all
-    ordered pairs; then a product tree over j. 7 + ceil(log2(A-1)) rounds."""
-    A = keys.shape[-1]
-    i, j = np.triu_indices(A, 1)
-    lt = yield from binary.msb(eng, keys[i] - keys[j])                   # [k_i < k_j], i < j
-    ge = np.zeros((A, A), dtype=U64)                                    # [k_r >= k_c], r != c
-    ge_ij = (1 - lt).v
-    ge[i, j], ge[j, i] = ge_ij, lt.v
-    off = ~np.eye(A, dtype=bool)
-    factors = AShare(ge[off].reshape(A, A - 1), 0, keys.lead)
-    return (yield from compare.product_tree(eng, factors))
-
-
 def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare):
     """Steps 11-18: exact DP scores, argmax with the random tie-break, a_t to p', [o_t]."""
     A, D = s.arms, s.dims
-    prod = yield from arith.bilinear(eng, "matmul", b1.reshape(A, 1, D),
-                                     _as_integer(u).reshape(A, D, 1))
-    score = AShare(prod.v.reshape(A), 2 * eng.frac, eng.lead) + yv      # 13: (1-y) s + y v
-    onehot = yield from _argmax_distinct(eng, _tie_break_key(score, gamma))  # 15
+    prod = yield from arith.bilinear(eng, "matmul", b1.reshape(A, 1, D), u.reshape(A, D, 1),
+                                     rescale=False)                     # 11: exact, 2L bits
+    score = prod.reshape(A) + yv                                        # 13: (1-y) s + y v
+    onehot = yield from compare.argmax(eng, score, "lex", permutation=gamma)  # 14-15
     yield from arith.open_to(eng, onehot, f"{PULLER}.0")                # 16: p' alone
     return (yield from arith.input_value(eng, None, f"{PULLER}.0", 0))  # 17-18: [o_t]
-
-
-def _reciprocal_linear_start(eng: Engine, den: AShare, iterations: int):
-    """1/den for den in [1, 2] (unit-norm contexts, W^{-1} <= I): Newton-Raphson from the
-    minimax line y_0 = 24/17 - 8/17 den (|1 - den y_0| <= 1/17, so 3 steps reach 2^-32), in the
-    engine's error form (functions.reciprocal): T + 2 products and no exp."""
-    y = (yield from truncation.truncate(eng, AShare(den.v * encode(8 / 17, eng.frac), 2 * eng.frac,
-                                               den.lead), eng.frac, eng.trunc))
-    y = (-y) + 24 / 17
-    err = 1.0 - (yield from arith.bilinear(eng, "mul", den, y))
-    for _ in range(iterations - 1):
-        step, err = yield from gather([arith.bilinear(eng, "mul", y, err), arith.square(eng, err)])
-        y = y + step
-    err = 1.0 - (yield from arith.bilinear(eng, "mul", den, y))         # fresh error, last step
-    return y + (yield from arith.bilinear(eng, "mul", y, err))
 
 
 def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
@@ -388,15 +184,12 @@ def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     upper triangle (A, D(D+1)/2)."""
     A, D = s.arms, s.dims
     xu = yield from arith.bilinear(eng, "matmul", u, x)                 # x^T W_a^{-1} x
-    den = xu + 1.0                                                      # in [1, 2]: |x| = 1
-    if s.reciprocal_init == "paper":
-        q = yield from functions.reciprocal(eng, den, s.newton_iterations)
-    else:
-        q = yield from _reciprocal_linear_start(eng, den, s.newton_iterations)
+    start = "exp" if s.reciprocal_init == "paper" else "linear"         # den in [1, 2]: |x| = 1
+    q = yield from functions.reciprocal(eng, xu + 1.0, s.newton_iterations, start)
     g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
-    full = yield from arith.bilinear(eng, "matmul", _as_integer(g).reshape(A, D, 1), u.reshape(A, 1, D))
-    upper = AShare(full.v[:, UPPER[D][0], UPPER[D][1]], 2 * eng.frac, full.lead)  # symmetric
-    return (yield from truncation.truncate(eng, upper, eng.frac, eng.trunc))
+    full = yield from arith.bilinear(eng, "matmul", g.reshape(A, D, 1), u.reshape(A, 1, D),
+                                     rescale=False)
+    return (yield from truncation.rescale(eng, symmetric.upper(full)))  # exactly symmetric
 
 
 def _reward_times_context(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare):
@@ -406,13 +199,6 @@ def _reward_times_context(eng: Engine, s: HannunSection, state: dict, t: int, x:
         state["rho"] = yield from arith.input_value(eng, None, f"{REWARD}.0", 0)
     rho = state["rho"][t % BLOCK]
     return (yield from arith.bilinear(eng, "matmul", rho.reshape(s.arms, 1), x.reshape(1, s.dims)))
-
-
-def _outer_upper(eng: Engine, x: AShare):
-    """The upper triangle of x x^T."""
-    d = x.shape[0]
-    full = yield from arith.bilinear(eng, "matmul", x.reshape(d, 1), x.reshape(1, d))
-    return full[UPPER[d][0], UPPER[d][1]]
 
 
 def _nothing():
@@ -425,24 +211,24 @@ def _step(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare, explore
     """One step t of Algorithm 1 on shares; returns [x_{t+1}] (None after the last step)."""
     A, D = s.arms, s.dims
     y, yv, gamma = explore
-    u, b1 = yield from gather([_sym_matvec(eng, state["w_inv"], x),                # 10-11
+    u, b1 = yield from gather([symmetric.matvec(eng, state["w_inv"], x),           # 10-11
                                arith.bilinear(eng, "matmul", (1 - y).reshape(1, 1),
                                               state["b"].reshape(1, A * D))])
     b1 = b1.reshape(A, D)
     o, smt, rx, x_next, xx = yield from gather([
         _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x),
         _reward_times_context(eng, s, state, t, x), next_context,
-        _outer_upper(eng, x) if "w" in state else _nothing()])
+        symmetric.outer_upper(eng, x) if "w" in state else _nothing()])
     m = smt.shape[-1]
     cols = [smt.reshape(A, 1, m), rx.reshape(A, 1, D)]
     if xx is not None:
         tiled = np.ascontiguousarray(np.broadcast_to(xx.v.reshape(1, 1, m), (A, 1, m)))
         cols.append(AShare(tiled, xx.frac, xx.lead))
     upd = yield from arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), AShare.concat(cols, axis=-1))
-    state["w_inv"] = state["w_inv"] - _symmetric(upd[:, 0, :m], D)          # 21, by eq. 1
+    state["w_inv"] = state["w_inv"] - symmetric.mirror(upd[:, 0, :m], D)    # 21, by eq. 1
     state["b"] = state["b"] + upd[:, 0, m:m + D]                             # 22
     if xx is not None:
-        state["w"] = state["w"] + _symmetric(upd[:, 0, m + D:], D)           # 21 itself
+        state["w"] = state["w"] + symmetric.mirror(upd[:, 0, m + D:], D)     # 21 itself
     return x_next
 
 
@@ -457,7 +243,7 @@ def _reinvert(eng: Engine, s: HannunSection, state: dict):
     state["w_inv"] = x_inv
 
 
-def _save_state(state: dict, x: AShare | None, explore: _Exploration) -> dict:
+def _save_state(state: dict, x: AShare | None, explore: ExplorationShares) -> dict:
     """A feature holder's checkpoint: its shares of W^{-1}, b (W), the reward block and
     x_{t+1}, and its place in the exploration stream."""
     shares = {k: v.to_state() for k, v in (state | {"x": x}).items() if v is not None}
@@ -483,12 +269,12 @@ def _feature_holder(ctx: PartyContext) -> dict:
         state = {"w_inv": eng.public(eye / (1.0 + s.regularizer)), "b": eng.zeros((A, D))}
         if s.reinvert_every:
             state["w"] = eng.public(eye * (1.0 + s.regularizer))
-        explore = _Exploration(ctx, eng.lead)
+        explore = ExplorationShares(ctx.chan, f"{DEALER}.0", s, eng.lead)
         x = run(_share_context(eng, s, contexts[0], ctx.index))
     else:
         shares = {k: AShare.from_state(v, eng.lead) for k, v in saved["shares"].items()}
         x = shares.pop("x", None)
-        state, explore = shares, _Exploration(ctx, eng.lead, saved["explore"])
+        state, explore = shares, ExplorationShares(ctx.chan, f"{DEALER}.0", s, eng.lead, saved["explore"])
     for t in range(start, s.iterations):                                     # 4
         nxt = (_share_context(eng, s, contexts[t + 1], ctx.index) if t + 1 < s.iterations
                else _nothing())
@@ -507,12 +293,6 @@ def _feature_holder(ctx: PartyContext) -> dict:
 # ---------------------------------------------------------------- p' and p''
 
 
-def _as_in_step(gen):
-    """Run gen as the feature holders do inside ``_step``: one ``gather`` deeper, because
-    merged messages nest one list per gather level on the wire."""
-    return (yield from gather([gen]))[0]
-
-
 def _arm_puller(ctx: PartyContext) -> dict:
     """Step 16: learn a_t from the one-hot opened to p' alone and pull it; 17-18: share o_t."""
     s: HannunSection = ctx.section
@@ -520,13 +300,13 @@ def _arm_puller(ctx: PartyContext) -> dict:
     start, saved = ctx.resume() or (0, {"arms": []})
     arms = list(saved["arms"])
     for t in range(start, s.iterations):
-        opened = np.rint(eng.run(Op(ONLINE, _as_in_step(arith.open_to(eng, None, ctx.name)))))
+        opened = np.rint(eng.run(Op(ONLINE, arith.open_to(eng, None, ctx.name))))
         hot = np.flatnonzero(opened == 1)
         if len(hot) != 1 or np.count_nonzero(opened) != 1:
             raise ProtocolError(holders(s)[0], f"{ONLINE} step {t}",
                                 f"opened selection is not one-hot: {opened.tolist()}")
         arms.append(int(hot[0]))
-        eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, np.eye(s.arms)[hot[0]], ctx.name, 0))))
+        eng.run(Op(ONLINE, arith.input_value(eng, np.eye(s.arms)[hot[0]], ctx.name, 0)))
         ctx.checkpoint(t + 1, lambda: {"arms": arms})
         ctx.progress(t + 1, s.iterations)
     return {"arms": arms}
@@ -538,12 +318,12 @@ def _reward_holder(ctx: PartyContext) -> dict:
     eng = Engine(ctx.chan, holders(s), dealer=None)
     rewards = task(ctx.config).rewards
     start, _ = ctx.resume() or (0, None)
-    first = _first_block(start)
+    first = first_block(start)
     # p'' keeps nothing: resuming after any step of a block it sent needs only the next block
     for done in range(start + 1, min(first, s.iterations) + 1):
         ctx.checkpoint(done, {})
     for t in range(first, s.iterations, BLOCK):
-        eng.run(Op(ONLINE, _as_in_step(arith.input_value(eng, rewards[t:t + BLOCK], ctx.name, 0))))
+        eng.run(Op(ONLINE, arith.input_value(eng, rewards[t:t + BLOCK], ctx.name, 0)))
         end = min(t + BLOCK, s.iterations)
         for done in range(t + 1, end + 1):
             ctx.checkpoint(done, {})
@@ -560,7 +340,7 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     s: HannunSection = cfg.section
     puller = next(r for r in results if r["role"] == PULLER)
     arms = np.asarray(puller["output"]["arms"], dtype=np.int64)
-    out = _outcome(s, task(cfg), arms)
+    out = outcome(s, task(cfg), arms)
     fh = [r for r in results if r["role"] == FEATURE]
     steps = fh[0]["output"]["steps"]  # fewer than T when this run resumed
     name = lambda r: f"{r['role']}.{r['index']}"  # noqa: E731

@@ -19,13 +19,11 @@ holds the AES key; Comp sees only masked scores in a fresh random order; DC sees
 
 from __future__ import annotations
 
-import math
 import os
 import struct
 import time
 from dataclasses import dataclass
 
-import numpy as np
 
 from mpcbandit.bandits.mab import (ALGORITHMS, Algorithm, ArmState, make_algorithm, play_standard,
                                    pull, uniform_position)
@@ -34,9 +32,10 @@ from mpcbandit.config import Config, spec
 from mpcbandit.crypto import paillier
 from mpcbandit.crypto.aead import Aead, AuthenticationError, sealed_size
 from mpcbandit.crypto.keyexchange import KeyPair, unwrap_key, wrap_key
-from mpcbandit.crypto.streams import KeyedStream, derive_seed
+from mpcbandit.crypto.streams import KeyedStream
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
+from mpcbandit.protocols import samba_streams as streams
 
 DC, CONTROLLER, COMP, DO = "dc", "controller", "comp", "do"
 DC0, CONTROLLER0, COMP0 = f"{DC}.0", f"{CONTROLLER}.0", f"{COMP}.0"
@@ -45,7 +44,6 @@ SCORE_BYTES = 8                       # float64
 SCORE_CT = sealed_size(SCORE_BYTES)   # 36 bytes on the wire per score
 BIT_CT = sealed_size(1)               # 29 bytes per pulling bit
 KEY_CONTEXT = b"samba/aes-key"
-MASK_LOG2_RANGE = 20.0                # alpha_t = 2^x, x uniform in [-20, 20)
 MIN_PAILLIER_BITS = 2048              # NIST SP 800-57: ~112-bit security
 _PROGRESS_EVERY = 256
 
@@ -116,50 +114,6 @@ def peers(s: SambaSection, role: str, index: int) -> list[str]:
 
 def owners(k: int) -> list[str]:
     return [f"{DO}.{i}" for i in range(k)]
-
-
-# ---------------------------------------------------------------- seeds and streams
-
-
-def _seed(cfg: Config, purpose: str) -> bytes:
-    """A protocol seed: fresh, or derived from the config seed for reproducible runs."""
-    if cfg.section.fresh_seeds:
-        return os.urandom(32)
-    return derive_seed(cfg.seed, f"samba/{purpose}")
-
-
-def _pull_stream(seed: bytes) -> KeyedStream:
-    """Arm i's environment from its seed ``_seed(cfg, f"pull/{i}")``: its reward at step t is
-    1 iff row t < mu_i.
-
-    Drawn by data owner i alone (fresh) in a deployment; from the config seed only in the
-    reproduction mode, where anyone holding the config could replay every reward.
-    """
-    return KeyedStream(seed, "pull")
-
-
-def _thompson_rng(seed: bytes) -> np.random.Generator:
-    return np.random.Generator(np.random.Philox(key=int.from_bytes(seed[:16], "little")))
-
-
-def _sigma_streams(seed: bytes, k: int, iterations: int) -> list[KeyedStream]:
-    """sigma_{t,l}: a fresh uniform permutation of K positions per step and iteration."""
-    return [KeyedStream(seed, f"sigma/{l}", width=k, transform=lambda u: np.argsort(u, axis=1).tolist())
-            for l in range(1, iterations + 1)]
-
-
-def _select_streams(seed: bytes, iterations: int) -> list[KeyedStream]:
-    return [KeyedStream(seed, f"select/{l}") for l in range(1, iterations + 1)]
-
-
-def _masked(alg: Algorithm, alpha: float, v: float) -> float:
-    """alpha_t applied to a score: a factor, or in the log domain an offset log(alpha_t)."""
-    return v + math.log(alpha) if alg.log_scores else alpha * v
-
-
-def _mask(u: float) -> float:
-    """alpha_t > 0, log-uniform: hides the scale of the scores from Comp."""
-    return 2.0 ** (2.0 * MASK_LOG2_RANGE * u - MASK_LOG2_RANGE)
 
 
 def _aad(kind: str, t: int, l: int) -> bytes:
@@ -233,7 +187,7 @@ def _controller(ctx: PartyContext) -> dict:
     setup = _recv_setup(ctx, "setup", DC0)                                          # (0)
     budget, alg = _algorithm_from(setup, DC0)
     name, params = setup["algorithm"], setup["params"]
-    start, seeds = ctx.resume() or (k, {p: _seed(ctx.config, p) for p in ("alpha", "epsilon", "sigma")})
+    start, seeds = ctx.resume() or (k, {p: streams.protocol_seed(ctx.config, p) for p in ("alpha", "epsilon", "sigma")})
     ctx.checkpoint_finished(seeds)  # per step the Controller keeps nothing but its seeds
     seed_alpha, seed_eps = seeds["alpha"], seeds["epsilon"]
     chan.exchange("setup", send={COMP0: {"budget": budget, "algorithm": name,       # (1)
@@ -245,7 +199,7 @@ def _controller(ctx: PartyContext) -> dict:
     wrapped = chan.exchange("key", send={COMP0: [pubs[d] for d in dos]}, recv=[COMP0])[COMP0]
     chan.exchange("key", send={d: {"comp": wrapped["comp"], "wrapped": wrapped["wrapped"][i]}
                                for i, d in enumerate(dos)})
-    sigma = _sigma_streams(seeds["sigma"], k, alg.iterations)
+    sigma = streams.sigma_streams(seeds["sigma"], k, alg.iterations)
     explore_u = KeyedStream(seed_eps, "epsilon")
     bits: dict = {}
     core_start = time.perf_counter()
@@ -297,9 +251,9 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
     chan.send("key", CONTROLLER0, {"comp": mine.public,
                                    "wrapped": [wrap_key(key, mine, p, KEY_CONTEXT) for p in pubs]})
     aead = Aead(key)
-    start, fixed = ctx.resume() or (k, {"select": _seed(ctx.config, "select")})
+    start, fixed = ctx.resume() or (k, {"select": streams.protocol_seed(ctx.config, "select")})
     ctx.checkpoint_finished(fixed)  # Comp keeps no state from step to step
-    select_u = _select_streams(fixed["select"], alg.iterations)
+    select_u = streams.select_streams(fixed["select"], alg.iterations)
     unpack = struct.Struct(f"<{k}d").unpack
     reply: dict = {}
     equal = [0.0] * k
@@ -342,10 +296,10 @@ def _data_owner(ctx: PartyContext) -> dict:
         raise ProtocolError(CONTROLLER0, "key#1", f"bad AES key transport: {e}") from None
     resumed = ctx.resume()
     if resumed is None:
-        start, seeds = k, {"pull": _seed(ctx.config, f"pull/{i}"),
-                           "thompson": _seed(ctx.config, f"thompson/{i}")}
-        pulls = _pull_stream(seeds["pull"])
-        arm = ArmState(rng=_thompson_rng(seeds["thompson"]))
+        start, seeds = k, {"pull": streams.protocol_seed(ctx.config, f"pull/{i}"),
+                           "thompson": streams.protocol_seed(ctx.config, f"thompson/{i}")}
+        pulls = streams.pull_stream(seeds["pull"])
+        arm = ArmState(rng=streams.thompson_rng(seeds["thompson"]))
         r = pull(mean, pulls.row(i + 1))  # t = i + 1: every arm is pulled once first
         arm.s, arm.n = r, 1
         alg.init_arm(arm, k)
@@ -353,8 +307,8 @@ def _data_owner(ctx: PartyContext) -> dict:
     else:
         start, st = resumed
         seeds, pulled, rewards = st["seeds"], st["pulled"], st["rewards"]
-        pulls = _pull_stream(seeds["pull"])
-        arm = ArmState(**st["arm"], rng=_thompson_rng(seeds["thompson"]))
+        pulls = streams.pull_stream(seeds["pull"])
+        arm = ArmState(**st["arm"], rng=streams.thompson_rng(seeds["thompson"]))
         arm.rng.bit_generator.state = st["rng"]
     alphas = [KeyedStream(setup["seed_alpha"], f"alpha/{l}") for l in range(1, alg.iterations + 1)]
     explore_u = KeyedStream(setup["seed_epsilon"], "epsilon")
@@ -367,7 +321,7 @@ def _data_owner(ctx: PartyContext) -> dict:
                 send = None
             else:
                 v = alg.compute_score(l, t, arm)                                     # (2)
-                send = {CONTROLLER0: aead.seal(pack(_masked(alg, _mask(alphas[l - 1].row(t)), v)),
+                send = {CONTROLLER0: aead.seal(pack(streams.masked(alg, streams.mask(alphas[l - 1].row(t)), v)),
                                                _aad("score", t, l))}
             item = chan.exchange("core", send=send, recv=[CONTROLLER0])[CONTROLLER0]  # (5)
             tag = f"core t={t} l={l}"
@@ -403,11 +357,11 @@ def plaintext(cfg: Config) -> dict:
     k = s.arms
     arms, rewards = play_standard(
         alg, arm_means(s, cfg.seed), s.budget,
-        pull_u=[_pull_stream(_seed(cfg, f"pull/{i}")).row for i in range(k)],
-        explore_u=KeyedStream(_seed(cfg, "epsilon"), "epsilon").row,
-        sigma=[st.row for st in _sigma_streams(_seed(cfg, "sigma"), k, alg.iterations)],
-        select_u=[st.row for st in _select_streams(_seed(cfg, "select"), alg.iterations)],
-        thompson=[_thompson_rng(_seed(cfg, f"thompson/{i}")) for i in range(k)])
+        pull_u=[streams.pull_stream(streams.protocol_seed(cfg, f"pull/{i}")).row for i in range(k)],
+        explore_u=KeyedStream(streams.protocol_seed(cfg, "epsilon"), "epsilon").row,
+        sigma=[st.row for st in streams.sigma_streams(streams.protocol_seed(cfg, "sigma"), k, alg.iterations)],
+        select_u=[st.row for st in streams.select_streams(streams.protocol_seed(cfg, "select"), alg.iterations)],
+        thompson=[streams.thompson_rng(streams.protocol_seed(cfg, f"thompson/{i}")) for i in range(k)])
     return {"iterations": s.budget, "arms": arms, "rewards": rewards,
             "cumulative_reward": int(sum(rewards)), "algorithm": s.algorithm, "K": k}
 

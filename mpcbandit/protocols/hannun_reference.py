@@ -1,0 +1,52 @@
+"""Hannun's data and float64 reference: the task every party derives from the public seed, and
+the plaintext epsilon-greedy run on a given exploration stream (the secure run's equal)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpcbandit.bandits.egreedy import exploration_key, run_eps_greedy
+from mpcbandit.config import Config
+from mpcbandit.data import BanditData
+from mpcbandit.data.tasks import make_task
+from mpcbandit.errors import ConfigError
+from mpcbandit.protocols.hannun_stream import exploration
+
+__all__ = ["task", "outcome", "replay", "plaintext"]
+
+
+def task(cfg: Config) -> BanditData:
+    """The experiment's data (public simulation: every process derives it from the seed)."""
+    s = cfg.section
+    try:
+        return make_task(s.data, iterations=s.iterations, dims=s.dims, arms=s.arms,
+                         seed=cfg.seed, data_dir=s.data_dir, sigma=s.sigma)
+    except (FileNotFoundError, ValueError) as e:
+        raise ConfigError("hannun.data", str(e)) from None
+
+
+def outcome(s, data: BanditData, arms: np.ndarray) -> dict:
+    """What a run of arms on data earned: rewards, regret, and Theorem 1's eta."""
+    t = np.arange(len(arms))
+    rewards = data.rewards[t, arms]
+    regret = data.expected.max(axis=1) - data.expected[t, arms]
+    return {"iterations": len(arms), "arms": arms.tolist(), "rewards": rewards.tolist(),
+            "cumulative_reward": float(rewards.sum()), "average_reward": float(rewards.mean()),
+            "cumulative_regret": float(regret.sum()), "eta": s.eta}
+
+
+def replay(cfg: Config, key: bytes) -> dict:
+    """The float64 reference on the exploration stream of key (a secure run's: the dealer
+    writes its key to its own result when the run ends)."""
+    s = cfg.section
+    data = task(cfg)
+    res = run_eps_greedy(data.contexts, data.rewards, exploration(cfg, key),
+                         regularizer=s.regularizer, reinvert_every=s.reinvert_every)
+    return outcome(s, data, res.arms)
+
+
+def plaintext(cfg: Config) -> dict:
+    """The float64 reference on the config seed's exploration stream: a 'seeded' run's own;
+    a 'secret' run draws its stream when it starts, so its summary compares it with
+    ``replay`` of its dealer's key instead."""
+    return replay(cfg, exploration_key(cfg.seed))
