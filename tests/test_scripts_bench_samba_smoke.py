@@ -9,8 +9,6 @@ import pytest
 from conftest import load_script
 
 
-
-
 @pytest.mark.slow
 def test_bench_samba_writes_the_three_tables_and_the_figure(tmp_path, capsys):
     bench = load_script("bench_samba")

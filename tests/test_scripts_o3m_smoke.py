@@ -7,7 +7,7 @@ from conftest import load_script
 
 def test_leakage_recovers_contexts_from_d_j_known_pairs(tmp_path):
     rows = load_script("o3m_leakage").main(["--iterations", "6", "--partition", "4,3,5", "--arms", "4",
-                                         "--out", str(tmp_path)])
+                                            "--out", str(tmp_path)])
     assert (tmp_path / "o3m_leakage.csv").is_file()
     for r in rows:
         assert r["gram_max_abs_error"] < 1e-12 and r["span_rank"] == r["d_j"]
@@ -19,7 +19,7 @@ def test_leakage_recovers_contexts_from_d_j_known_pairs(tmp_path):
 
 def test_fig4_vfl_equals_central(tmp_path):
     summary = load_script("fig_o3m_4_regret").main(["--iterations", "30", "--repeats", "1", "--arms", "4",
-                                                "--out", str(tmp_path)])
+                                                    "--out", str(tmp_path)])
     for alg in ("linucb", "lints"):
         assert summary[alg]["same_arms"] and summary[alg]["max_norm_diff_vfl"] < 1e-9
         assert summary[alg]["vfl"] == pytest.approx(summary[alg]["central"], abs=1e-12)
@@ -28,7 +28,7 @@ def test_fig4_vfl_equals_central(tmp_path):
 
 def test_fig5_costs(tmp_path):
     rows = load_script("fig_o3m_5_cost").main(["--measure-ds", "10", "--ks", "20", "--rounds", "1",
-                                           "--out", str(tmp_path)])
+                                               "--out", str(tmp_path)])
     assert all(r["analytic_ratio"] > 1 for r in rows if r["analytic_ratio"])
     measured = [r for r in rows if r["comm_gb_measured"]]
     # 4 passive participants of the 5 send K x d doubles per round: at least 4/5 of the paper's count
@@ -39,7 +39,7 @@ def test_fig5_costs(tmp_path):
 
 def test_fig6_partial_ratios(tmp_path):
     summary = load_script("fig_o3m_6_partial").main(["--iterations", "20", "--repeats", "1",
-                                                 "--criteo-iterations", "20", "--out", str(tmp_path)])
+                                                     "--criteo-iterations", "20", "--out", str(tmp_path)])
     assert set(summary["linucb"]) == {"0.2", "0.8", "1.0"}
     assert (tmp_path / "fig_o3m_6.csv").is_file() and (tmp_path / "fig_o3m_6.png").is_file()
 
@@ -47,7 +47,7 @@ def test_fig6_partial_ratios(tmp_path):
 def test_table_c3_small(tmp_path):
     # exact truncation: the engine's default (local) has rare wrap failures, a test must not flake
     rows = load_script("bench_o3m_table_c3").main(["--settings", "small", "--he-rows", "1", "--repeats", "1",
-                                               "--mpc-trunc", "exact", "--out", str(tmp_path)])
+                                                   "--mpc-trunc", "exact", "--out", str(tmp_path)])
     (r,) = rows
     assert r["o3m_error"] < 1e-9 and r["dp_error"] > 1e-3
     assert r["o3m_s"] > 0 and r["dp_s"] > 0 and r["he_s"] > 0 and r["mpc_s"] > 0

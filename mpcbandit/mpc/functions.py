@@ -71,8 +71,7 @@ def _reciprocal_pair(eng, x: AShare, iterations: int, start: str):
     if start == "exp":
         x_t = (yield from _exp_pending(eng, 0.5 - x, EXP_K)) * 3 + 0.003
     else:
-        scaled = AShare(x.v * encode(8 / 17, eng.frac), x.frac + eng.frac, x.lead)
-        x_t = (-fused.pend(eng, scaled, eng.frac)) + 24 / 17
+        x_t = (-fused.pend(eng, _times_public(eng, x, 8 / 17), eng.frac)) + 24 / 17
     (w,), done = yield from fused.fused_products(eng, [("mul", x, x_t)])
     x_t = done[id(x_t)]
     err = 1.0 - fused.pend(eng, w, w.frac - eng.frac)
@@ -99,9 +98,14 @@ def exp(eng, x: AShare, k: int = EXP_K):
     return u
 
 
+def _times_public(eng, x: AShare, c) -> AShare:
+    """x·c for a public c encoded at the engine's bits: local, not yet truncated."""
+    return AShare(x.v * encode(c, eng.frac), x.frac + eng.frac, x.lead)
+
+
 def mul_public(eng, x: AShare, c):
     """⟦x·c⟧ for a public c (scalar or array): a local product, then one truncation."""
-    return (yield from rescale(eng, AShare(x.v * encode(c, eng.frac), x.frac + eng.frac, x.lead)))
+    return (yield from rescale(eng, _times_public(eng, x, c)))
 
 
 def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS, start: str = "exp"):

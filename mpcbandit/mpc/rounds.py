@@ -73,30 +73,31 @@ def gather(gens: list[OpGen]) -> OpGen:
         advance(i, None)
     while cur:
         order = sorted(cur)
+        expected = [cur[i].expected() for i in order]
         send: dict[str, Merged] = {}
         parts: dict[str, int] = {}
-        for i in order:
+        for i, wants in zip(order, expected):
             for peer, body in cur[i].send.items():
                 bodies = send.setdefault(peer, Merged())
                 if isinstance(body, Merged):
                     bodies.extend(body)
                 else:
                     bodies.append(body)
-            for peer, k in cur[i].expected().items():
+            for peer, k in wants.items():
                 parts[peer] = parts.get(peer, 0) + k
         got = yield Round(send, tuple(parts), parts)
         pos = dict.fromkeys(got, 0)
         answers = []
-        for i in order:
+        for i, wants in zip(order, expected):
             mine = {}
-            for peer, k in cur[i].expected().items():
-                msgs = got[peer]
-                if not isinstance(msgs, list) or pos[peer] + k > len(msgs):
+            for peer, k in wants.items():
+                msgs, at = got[peer], pos[peer]
+                if not isinstance(msgs, list) or at + k > len(msgs):
                     raise ProtocolError(peer, IN_OP, "message has fewer parts than this party's "
                                         "ops expect: parties are not running the same ops")
-                mine[peer] = msgs[pos[peer]] if cur[i].parts is None else \
-                    Merged(msgs[pos[peer]:pos[peer] + k])
-                pos[peer] += k
+                # a leaf op takes its one body; a nested gather its slice, to split in turn
+                mine[peer] = msgs[at] if cur[i].parts is None else Merged(msgs[at:at + k])
+                pos[peer] = at + k
             answers.append(mine)
         for peer, k in pos.items():
             if k != len(got[peer]):

@@ -269,12 +269,12 @@ def _feature_holder(ctx: PartyContext) -> dict:
         state = {"w_inv": eng.public(eye / (1.0 + s.regularizer)), "b": eng.zeros((A, D))}
         if s.reinvert_every:
             state["w"] = eng.public(eye * (1.0 + s.regularizer))
-        explore = ExplorationShares(ctx.chan, f"{DEALER}.0", s, eng.lead)
         x = run(_share_context(eng, s, contexts[0], ctx.index))
     else:
-        shares = {k: AShare.from_state(v, eng.lead) for k, v in saved["shares"].items()}
-        x = shares.pop("x", None)
-        state, explore = shares, ExplorationShares(ctx.chan, f"{DEALER}.0", s, eng.lead, saved["explore"])
+        state = {k: AShare.from_state(v, eng.lead) for k, v in saved["shares"].items()}
+        x = state.pop("x", None)
+    explore = ExplorationShares(ctx.chan, f"{DEALER}.0", s, eng.lead,
+                                saved["explore"] if saved else None)
     for t in range(start, s.iterations):                                     # 4
         nxt = (_share_context(eng, s, contexts[t + 1], ctx.index) if t + 1 < s.iterations
                else _nothing())

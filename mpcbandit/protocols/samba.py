@@ -24,7 +24,6 @@ import struct
 import time
 from dataclasses import dataclass
 
-
 from mpcbandit.bandits.mab import (ALGORITHMS, Algorithm, ArmState, make_algorithm, play_standard,
                                    pull, uniform_position)
 from mpcbandit.bodies import expect_bytes
@@ -187,7 +186,8 @@ def _controller(ctx: PartyContext) -> dict:
     setup = _recv_setup(ctx, "setup", DC0)                                          # (0)
     budget, alg = _algorithm_from(setup, DC0)
     name, params = setup["algorithm"], setup["params"]
-    start, seeds = ctx.resume() or (k, {p: streams.protocol_seed(ctx.config, p) for p in ("alpha", "epsilon", "sigma")})
+    start, seeds = ctx.resume() or (k, {p: streams.protocol_seed(ctx.config, p)
+                                        for p in ("alpha", "epsilon", "sigma")})
     ctx.checkpoint_finished(seeds)  # per step the Controller keeps nothing but its seeds
     seed_alpha, seed_eps = seeds["alpha"], seeds["epsilon"]
     chan.exchange("setup", send={COMP0: {"budget": budget, "algorithm": name,       # (1)
@@ -321,8 +321,8 @@ def _data_owner(ctx: PartyContext) -> dict:
                 send = None
             else:
                 v = alg.compute_score(l, t, arm)                                     # (2)
-                send = {CONTROLLER0: aead.seal(pack(streams.masked(alg, streams.mask(alphas[l - 1].row(t)), v)),
-                                               _aad("score", t, l))}
+                masked = streams.masked(alg, streams.mask(alphas[l - 1].row(t)), v)
+                send = {CONTROLLER0: aead.seal(pack(masked), _aad("score", t, l))}
             item = chan.exchange("core", send=send, recv=[CONTROLLER0])[CONTROLLER0]  # (5)
             tag = f"core t={t} l={l}"
             try:
@@ -355,13 +355,17 @@ def plaintext(cfg: Config) -> dict:
     s: SambaSection = cfg.section
     alg = make_algorithm(s.algorithm, **s.params)
     k = s.arms
+
+    def seed(purpose: str) -> bytes:
+        return streams.protocol_seed(cfg, purpose)
+
     arms, rewards = play_standard(
         alg, arm_means(s, cfg.seed), s.budget,
-        pull_u=[streams.pull_stream(streams.protocol_seed(cfg, f"pull/{i}")).row for i in range(k)],
-        explore_u=KeyedStream(streams.protocol_seed(cfg, "epsilon"), "epsilon").row,
-        sigma=[st.row for st in streams.sigma_streams(streams.protocol_seed(cfg, "sigma"), k, alg.iterations)],
-        select_u=[st.row for st in streams.select_streams(streams.protocol_seed(cfg, "select"), alg.iterations)],
-        thompson=[streams.thompson_rng(streams.protocol_seed(cfg, f"thompson/{i}")) for i in range(k)])
+        pull_u=[streams.pull_stream(seed(f"pull/{i}")).row for i in range(k)],
+        explore_u=KeyedStream(seed("epsilon"), "epsilon").row,
+        sigma=[st.row for st in streams.sigma_streams(seed("sigma"), k, alg.iterations)],
+        select_u=[st.row for st in streams.select_streams(seed("select"), alg.iterations)],
+        thompson=[streams.thompson_rng(seed(f"thompson/{i}")) for i in range(k)])
     return {"iterations": s.budget, "arms": arms, "rewards": rewards,
             "cumulative_reward": int(sum(rewards)), "algorithm": s.algorithm, "K": k}
 
