@@ -1,7 +1,7 @@
 """Benchmark of Hannun et al. Algorithm 1: seconds, rounds and bytes per iteration with real
-processes on loopback (feature holders, arm-puller, reward holder and dealer each a process),
-beside the float64 reference in the same run; optionally on the emulated LAN, plus the
-analytic WAN estimate (compute + rounds x RTT + bytes / bandwidth).
+processes on loopback (feature holders, arm-puller, environment, reward holder and dealer each a
+process), beside the float64 reference in the same run; optionally on the emulated LAN, plus
+the analytic WAN estimate (compute + rounds x RTT + bytes / bandwidth).
 
     python scripts/bench_hannun.py [--arms 10 100] [--nets none lan] [--iterations T] [--full]
 Writes DIR/bench_hannun.csv and .json.

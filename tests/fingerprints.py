@@ -1,7 +1,8 @@
 """What every protocol computes and sends at fixed seeds: its outputs (timings left out) and, per
 party, the rounds, messages and bytes it sent, in process. A refactor that must change none of
 them is checked against tests/data/protocol_fingerprints.json;
-`python tests/fingerprints.py --write` records the file anew (only when a change is meant)."""
+`python tests/fingerprints.py --write [NAME ...]` records the file anew, or only the named cases
+(only when a change is meant)."""
 
 from __future__ import annotations
 
@@ -79,9 +80,12 @@ def stored() -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/fingerprints.py --write")
+    names = sys.argv[2:] or sorted(CASES)
+    if sys.argv[1:2] != ["--write"] or not set(names) <= set(CASES):
+        sys.exit(f"usage: python tests/fingerprints.py --write [NAME ...] (names: {', '.join(sorted(CASES))})")
     sys.path.insert(0, str(REPO))
     STORE.parent.mkdir(exist_ok=True)
-    STORE.write_text(json.dumps({n: fingerprint(n) for n in CASES}, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {STORE}")
+    records = stored() if STORE.exists() else {}
+    records.update({n: fingerprint(n) for n in names})
+    STORE.write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {', '.join(names)} to {STORE}")

@@ -23,11 +23,11 @@ def test_config_rejects_impossible_settings_naming_the_key():
         load_config(CFG, ["hannun.epsilon=1.5"])
 
 
-def test_party_table_has_feature_holders_puller_reward_holder_dealer():
+def test_party_table_has_feature_holders_puller_reward_holder_dealer_environment():
     cfg = load_config(CFG, ["hannun.feature_holders=3"])
     assert [p.name for p in cfg.parties()] == [
         "feature_holder.0", "feature_holder.1", "feature_holder.2",
-        "arm_puller.0", "reward_holder.0", "dealer.0"]
+        "arm_puller.0", "reward_holder.0", "dealer.0", "environment.0"]
 
 
 def test_plaintext_cli_writes_summary_with_eta(tmp_path):

@@ -3,8 +3,11 @@
 Parties (each its own process):
   feature_holder.0..n-1  own a slice of the D context features each; hold the shares of
                          W_a^{-1}, b_a and compute on them (the paper's set P);
-  arm_puller.0           p': learns a_t (opened to it alone), pulls the arm, shares o_t;
-  reward_holder.0        p'': shares the rewards it observes; learns nothing;
+  arm_puller.0           p': learns a_t (opened to it alone), pulls the arm in the
+                         environment, shares o_t;
+  environment.0          the world the arm is pulled in: receives a_t from p', delivers the
+                         reward r_t to p'' alone;
+  reward_holder.0        p'': receives r_t and shares it; learns nothing else;
   dealer.0               correlated randomness (the engine's), and the exploration stream:
                          y_t ~ Bernoulli(eps), v_t ~ Uniform(0,1)^A, the tie-break permutation.
 
@@ -13,23 +16,22 @@ Round schedule of one step t (see ``_step``; 2 feature holders, local truncation
   then, merged in lock-step (the step costs its longest chain):
     select   s~_a = (1 - y) b_a^T u_a + y v_a (1) -> argmax (one pass of Alg. 2 on
              s~_a 2^k + gamma_a - 1: ties broken by the dealer's permutation) -> one-hot
-             opened to p' alone (1) -> p' shares o_t (1)
+             opened to p' alone (1) -> p' shares o_t and p'' shares r_t (1: p' -> environment
+             -> p'' are two more message hops this round waits through) -> r_t x_t (1)
     eq. 1    1 + x^T u_a (1) -> reciprocal (exp 8 + Newton T+2, or Newton only with
              reciprocal_init = "linear") -> g_a = q_a u_a (1) -> g_a u_a^T (1)
              (its upper triangle: W_a^{-1} is kept exactly symmetric, share by share)
-    reward   (every BLOCK steps p'' shares rho for them (1)) -> rho_a x_t (1)
     context  the feature holders share x_{t+1} (1)
-  1 round    o_a * (g_a u_a^T | rho_a x_t) for every arm; W^{-1} -= ..., b += ...
+  1 round    o_a * (g_a u_a^T | r_t x_t) for every arm; W^{-1} -= ..., b += ...
 
-Scores are exact where the paper's ties live: b_a is exact (integer o, rho times x), and
+Scores are exact where the paper's ties live: b_a is exact (integer o, r times x), and
 s_a = b_a^T (W_a^{-1} x) is a product WITHOUT truncation, kept at 2L fractional bits, so an
 arm never rewarded scores exactly 0, as in float64, and ties break by the same permutation
 (w_a^T x = b_a^T W_a^{-1} x because W_a^{-1} is symmetric).
 
-Rewards: the reward holder's input is the environment's reward for every arm at step t
-(rho_t; for MNIST the one-hot of the digit) and r_t = rho_t[a_t] is selected inside the MPC
-as o_a rho_a. The reward holder shares what it observes and never learns a_t (nobody could
-tell it which arm was pulled without revealing a_t); summaries recover r_t for evaluation.
+Rewards (Alg. 1 line 19): the environment alone learns a_t besides p' (the world the arm is
+pulled in must), and only the pulled arm's reward leaves it, to p''. Nobody needs the rewards
+of arms that were not pulled.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import numpy as np
 
 from dealer import serve
 from mpcbandit.bandits.egreedy import exploration_key
+from mpcbandit.bodies import expect_index, expect_real
 from mpcbandit.config import Config, spec
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, mnist_dir
 from mpcbandit.errors import ConfigError, ProtocolError
@@ -53,11 +56,13 @@ from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.protocols.hannun_reference import outcome, plaintext, replay, task
-from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, first_block, push_exploration
+from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, push_exploration
 from mpcbandit.results import estimate_seconds
 
 FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder", "dealer"
+ENV = "environment"
 ONLINE = "hannun"       # label of every online round: their count per step is the critical path
+PULL, DELIVER = "pull", "deliver"   # a_t from p' to the environment; r_t from it to p''
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,7 @@ class HannunSection:
 
 def roles(s: HannunSection) -> list[tuple[str, int]]:
     return ([(FEATURE, i) for i in range(s.feature_holders)]
-            + [(PULLER, 0), (REWARD, 0), (DEALER, 0)])
+            + [(PULLER, 0), (REWARD, 0), (DEALER, 0), (ENV, 0)])
 
 
 def holders(s: HannunSection) -> list[str]:
@@ -125,11 +130,16 @@ def holders(s: HannunSection) -> list[str]:
 
 
 def peers(s: HannunSection, role: str, index: int) -> list[str]:
-    """Feature holders talk to everyone; p', p'' and the dealer to the feature holders only."""
+    """Feature holders talk to each other, p', p'' and the dealer; the environment only to
+    p' (a_t in) and p'' (r_t out)."""
     fh = holders(s)
     if role == FEATURE:
         return [p for p in fh if p != f"{FEATURE}.{index}"] + [f"{PULLER}.0", f"{REWARD}.0",
                                                                  f"{DEALER}.0"]
+    if role == ENV:
+        return [f"{PULLER}.0", f"{REWARD}.0"]
+    if role in (PULLER, REWARD):
+        return fh + [f"{ENV}.0"]
     return fh
 
 
@@ -168,15 +178,20 @@ def _share_context(eng: Engine, s: HannunSection, mine: np.ndarray, me: int):
     return AShare.concat(parts, axis=0)
 
 
-def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare):
-    """Steps 11-18: exact DP scores, argmax with the random tie-break, a_t to p', [o_t]."""
+def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare,
+            x: AShare):
+    """Steps 11-19: exact DP scores, argmax with the random tie-break, a_t to p'; [o_t] from
+    p', [r_t] from p'' (once the environment has told it); returns [o_t], [r_t x_t]."""
     A, D = s.arms, s.dims
     prod = yield from arith.bilinear(eng, "matmul", b1.reshape(A, 1, D), u.reshape(A, D, 1),
                                      rescale=False)                     # 11: exact, 2L bits
     score = prod.reshape(A) + yv                                        # 13: (1-y) s + y v
     onehot = yield from compare.argmax(eng, score, "lex", permutation=gamma)  # 14-15
     yield from arith.open_to(eng, onehot, f"{PULLER}.0")                # 16: p' alone
-    return (yield from arith.input_value(eng, None, f"{PULLER}.0", 0))  # 17-18: [o_t]
+    o, r = yield from gather([arith.input_value(eng, None, f"{PULLER}.0", 0),   # 17-18: [o_t]
+                              arith.input_value(eng, None, f"{REWARD}.0", 0)])  # 19: [r_t]
+    rx = yield from arith.bilinear(eng, "matmul", r.reshape(1, 1), x.reshape(1, s.dims))
+    return o, rx                                                        # r_t x_t of step 22
 
 
 def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
@@ -192,22 +207,20 @@ def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     return (yield from truncation.rescale(eng, symmetric.upper(full)))  # exactly symmetric
 
 
-def _reward_times_context(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare):
-    """Step 19 and the r_t x_t of step 22: rho_a x_t for every arm. p'' shares the rewards
-    of BLOCK steps at a time (fewer messages; it cannot learn anything from the timing)."""
-    if t % BLOCK == 0:
-        state["rho"] = yield from arith.input_value(eng, None, f"{REWARD}.0", 0)
-    rho = state["rho"][t % BLOCK]
-    return (yield from arith.bilinear(eng, "matmul", rho.reshape(s.arms, 1), x.reshape(1, s.dims)))
-
-
 def _nothing():
     """An op chain with no rounds."""
     return None
     yield  # pragma: no cover - makes this a generator
 
 
-def _step(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare, explore, next_context):
+def _for_every_arm(share: AShare, arms: int) -> AShare:
+    """The same shared row for each of the arms: (arms, 1, n)."""
+    n = share.v.size
+    return AShare(np.ascontiguousarray(np.broadcast_to(share.v.reshape(1, 1, n), (arms, 1, n))),
+                  share.frac, share.lead)
+
+
+def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_context):
     """One step t of Algorithm 1 on shares; returns [x_{t+1}] (None after the last step)."""
     A, D = s.arms, s.dims
     y, yv, gamma = explore
@@ -215,15 +228,13 @@ def _step(eng: Engine, s: HannunSection, state: dict, t: int, x: AShare, explore
                                arith.bilinear(eng, "matmul", (1 - y).reshape(1, 1),
                                               state["b"].reshape(1, A * D))])
     b1 = b1.reshape(A, D)
-    o, smt, rx, x_next, xx = yield from gather([
-        _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x),
-        _reward_times_context(eng, s, state, t, x), next_context,
+    (o, rx), smt, x_next, xx = yield from gather([
+        _select(eng, s, b1, u, yv, gamma, x), _sherman_morrison_term(eng, s, u, x), next_context,
         symmetric.outer_upper(eng, x) if "w" in state else _nothing()])
     m = smt.shape[-1]
-    cols = [smt.reshape(A, 1, m), rx.reshape(A, 1, D)]
+    cols = [smt.reshape(A, 1, m), _for_every_arm(rx, A)]
     if xx is not None:
-        tiled = np.ascontiguousarray(np.broadcast_to(xx.v.reshape(1, 1, m), (A, 1, m)))
-        cols.append(AShare(tiled, xx.frac, xx.lead))
+        cols.append(_for_every_arm(xx, A))
     upd = yield from arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), AShare.concat(cols, axis=-1))
     state["w_inv"] = state["w_inv"] - symmetric.mirror(upd[:, 0, :m], D)    # 21, by eq. 1
     state["b"] = state["b"] + upd[:, 0, m:m + D]                             # 22
@@ -244,8 +255,8 @@ def _reinvert(eng: Engine, s: HannunSection, state: dict):
 
 
 def _save_state(state: dict, x: AShare | None, explore: ExplorationShares) -> dict:
-    """A feature holder's checkpoint: its shares of W^{-1}, b (W), the reward block and
-    x_{t+1}, and its place in the exploration stream."""
+    """A feature holder's checkpoint: its shares of W^{-1}, b (W) and x_{t+1}, and its place
+    in the exploration stream."""
     shares = {k: v.to_state() for k, v in (state | {"x": x}).items() if v is not None}
     return {"shares": shares, "explore": explore.state()}
 
@@ -278,7 +289,7 @@ def _feature_holder(ctx: PartyContext) -> dict:
     for t in range(start, s.iterations):                                     # 4
         nxt = (_share_context(eng, s, contexts[t + 1], ctx.index) if t + 1 < s.iterations
                else _nothing())
-        x = run(_step(eng, s, state, t, x, explore.next(t), nxt))
+        x = run(_step(eng, s, state, x, explore.next(t), nxt))
         if s.reinvert_every and (t + 1) % s.reinvert_every == 0:
             run(_reinvert(eng, s, state))
         ctx.checkpoint(t + 1, lambda: _save_state(state, x, explore))
@@ -290,11 +301,12 @@ def _feature_holder(ctx: PartyContext) -> dict:
             "steps": s.iterations - start}
 
 
-# ---------------------------------------------------------------- p' and p''
+# ---------------------------------------------------------------- p', the environment, p''
 
 
 def _arm_puller(ctx: PartyContext) -> dict:
-    """Step 16: learn a_t from the one-hot opened to p' alone and pull it; 17-18: share o_t."""
+    """Step 16: learn a_t from the one-hot opened to p' alone and pull it in the environment;
+    17-18: share o_t."""
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=None)
     start, saved = ctx.resume() or (0, {"arms": []})
@@ -306,34 +318,46 @@ def _arm_puller(ctx: PartyContext) -> dict:
             raise ProtocolError(holders(s)[0], f"{ONLINE} step {t}",
                                 f"opened selection is not one-hot: {opened.tolist()}")
         arms.append(int(hot[0]))
+        ctx.chan.send(PULL, f"{ENV}.0", arms[-1])   # first: p''s reward is the longer way round
         eng.run(Op(ONLINE, arith.input_value(eng, np.eye(s.arms)[hot[0]], ctx.name, 0)))
         ctx.checkpoint(t + 1, lambda: {"arms": arms})
         ctx.progress(t + 1, s.iterations)
     return {"arms": arms}
 
 
+def _environment(ctx: PartyContext) -> dict:
+    """The world: the arm p' pulls at step t earns the task's reward, delivered to p'' alone."""
+    s: HannunSection = ctx.section
+    rewards = task(ctx.config).rewards
+    puller = f"{PULLER}.0"
+    start, saved = ctx.resume() or (0, {"delivered": []})
+    delivered = list(saved["delivered"])
+    for t in range(start, s.iterations):
+        arm = expect_index(ctx.chan.recv(PULL, puller), s.arms, puller, f"{PULL}#{t}")
+        delivered.append(float(rewards[t, arm]))
+        ctx.chan.send(DELIVER, f"{REWARD}.0", delivered[-1])
+        ctx.checkpoint(t + 1, lambda: {"delivered": delivered})
+        ctx.progress(t + 1, s.iterations)
+    return {"delivered": delivered}
+
+
 def _reward_holder(ctx: PartyContext) -> dict:
-    """Step 19: share the environment's reward of every arm at each step (BLOCK at a time)."""
+    """Step 19: receive r_t from the environment and share it with the feature holders."""
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=None)
-    rewards = task(ctx.config).rewards
+    env = f"{ENV}.0"
     start, _ = ctx.resume() or (0, None)
-    first = first_block(start)
-    # p'' keeps nothing: resuming after any step of a block it sent needs only the next block
-    for done in range(start + 1, min(first, s.iterations) + 1):
-        ctx.checkpoint(done, {})
-    for t in range(first, s.iterations, BLOCK):
-        eng.run(Op(ONLINE, arith.input_value(eng, rewards[t:t + BLOCK], ctx.name, 0)))
-        end = min(t + BLOCK, s.iterations)
-        for done in range(t + 1, end + 1):
-            ctx.checkpoint(done, {})
-        ctx.progress(end, s.iterations)
+    for t in range(start, s.iterations):
+        r = expect_real(ctx.chan.recv(DELIVER, env), env, f"{DELIVER}#{t}")
+        eng.run(Op(ONLINE, arith.input_value(eng, np.array([r]), ctx.name, 0)))
+        ctx.checkpoint(t + 1, {})   # p'' keeps nothing
+        ctx.progress(t + 1, s.iterations)
     return {}
 
 
 def run_role(ctx: PartyContext) -> dict:
     return {FEATURE: _feature_holder, PULLER: _arm_puller, REWARD: _reward_holder,
-            DEALER: _dealer}[ctx.role](ctx)
+            DEALER: _dealer, ENV: _environment}[ctx.role](ctx)
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
@@ -368,10 +392,10 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
 
 def sends_ahead(s: HannunSection) -> int:
     """The dealer pushes the whole exploration stream ([y], [y v], [gamma]: 1 + 2A words a
-    step) and p'' every step's rewards (A words) without waiting; engine ops open at most
-    every arm's D x D matrix twice."""
+    step) without waiting (p', the environment and p'' each wait for the step before); engine
+    ops open at most every arm's D x D matrix twice."""
     T, A, D = s.iterations, s.arms, s.dims
-    streams = 8 * T * (1 + 3 * A) + 2 * (T // BLOCK + 1) * MESSAGE_OVERHEAD
+    streams = 8 * T * (1 + 2 * A) + (T // BLOCK + 1) * MESSAGE_OVERHEAD + 2 * MESSAGE_OVERHEAD
     return streams + engine_ahead_bytes(2 * A * (D * D + D))
 
 
