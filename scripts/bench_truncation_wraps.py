@@ -48,7 +48,7 @@ def _site() -> str:
             names.append(frame.f_code.co_name)
         frame = frame.f_back
     keep = [n for n in reversed(names) if n not in ("_step", "run", "_feature_holder", "run_role")]
-    return "/".join(keep) or "other"
+    return "/".join(keep) or "_step (o_a times the update)"
 
 
 class WrapLedger:

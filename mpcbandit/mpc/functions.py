@@ -11,7 +11,9 @@ the last iteration is a classical one (fresh e) to wash out accumulated rounding
 Valid inputs: RECIPROCAL_DOMAIN (x·x_0 ∈ (0, 2) there, so it converges; the relative error after
 t iterations is |e_0|^(2^t), slowest at the top of the range: see ``reciprocal_error_bound``).
 start="linear" replaces the exp by the minimax line x_0 = 24/17 − 8/17·x for x ∈ [1, 2]
-(|e_0| ≤ 1/17, so 3 iterations reach 2^-32): 8 rounds fewer, for callers that know the range.
+(the slope at SLOPE_BITS: |e_0| ≤ 0.0593, so 3 iterations reach 2^-32): 8 rounds fewer, for
+callers that know the range. e is truncated after 1 − x·x_t is formed, not x·x_t before: a
+probabilistic truncation wraps with probability |value|·2^(2L)/2^64, and e is small.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ EXP_K = 8
 RECIPROCAL_ITERATIONS = 7
 #: the Newton start: the paper's exp (any x in RECIPROCAL_DOMAIN), or the line for x in [1, 2]
 RECIPROCAL_STARTS = ("exp", "linear")
+#: fractional bits of the linear start's slope 8/17 (482/1024, |1 − d·x₀| ≤ 0.0593 on [1, 2]):
+#: x·slope is then truncated from L + 10 bits, not 2L, so it wraps 2^(L−10) times less often
+SLOPE_BITS = 10
 
 
 def check_domain(name: str, domain, valid) -> None:
@@ -71,17 +76,17 @@ def _reciprocal_pair(eng, x: AShare, iterations: int, start: str):
     if start == "exp":
         x_t = (yield from _exp_pending(eng, 0.5 - x, EXP_K)) * 3 + 0.003
     else:
-        x_t = (-fused.pend(eng, _times_public(eng, x, 8 / 17), eng.frac)) + 24 / 17
+        x_t = (-fused.pend(eng, _times_public(eng, x, 8 / 17, SLOPE_BITS), SLOPE_BITS)) + 24 / 17
     (w,), done = yield from fused.fused_products(eng, [("mul", x, x_t)])
     x_t = done[id(x_t)]
-    err = 1.0 - fused.pend(eng, w, w.frac - eng.frac)
+    err = fused.pend(eng, 1.0 - w, w.frac - eng.frac)   # truncate the small error: see _error
     for _ in range(iterations - 1):
         (step, sq), done = yield from fused.fused_products(eng, [("mul", x_t, err), ("square", err, None)])
         x_t = fused.pend(eng, step, step.frac - eng.frac) + (done.get(id(x_t)) or x_t)
         err = fused.pend(eng, sq, sq.frac - eng.frac)
     (w,), done = yield from fused.fused_products(eng, [("mul", x, x_t)])   # fresh error
     x_t = done.get(id(x_t)) or x_t
-    err = 1.0 - fused.pend(eng, w, w.frac - eng.frac)
+    err = fused.pend(eng, 1.0 - w, w.frac - eng.frac)
     (step,), done = yield from fused.fused_products(eng, [("mul", x_t, err)])
     return (yield from fused.settle(eng, fused.pend(eng, step, step.frac - eng.frac) + x_t))
 
@@ -98,14 +103,17 @@ def exp(eng, x: AShare, k: int = EXP_K):
     return u
 
 
-def _times_public(eng, x: AShare, c) -> AShare:
-    """x·c for a public c encoded at the engine's bits: local, not yet truncated."""
-    return AShare(x.v * encode(c, eng.frac), x.frac + eng.frac, x.lead)
+def _times_public(eng, x: AShare, c, bits: int | None = None) -> AShare:
+    """x·c for a public c encoded at `bits` (default the engine's): local, not yet truncated."""
+    bits = eng.frac if bits is None else bits
+    return AShare(x.v * encode(c, bits), x.frac + bits, x.lead)
 
 
-def mul_public(eng, x: AShare, c):
-    """⟦x·c⟧ for a public c (scalar or array): a local product, then one truncation."""
-    return (yield from rescale(eng, _times_public(eng, x, c)))
+def mul_public(eng, x: AShare, c, bits: int | None = None):
+    """⟦x·c⟧ for a public c (scalar or array): a local product, then one truncation. c is
+    encoded at `bits` fractional bits (default the engine's): fewer bits of c, a smaller value
+    to truncate and so fewer wraps of a probabilistic truncation."""
+    return (yield from rescale(eng, _times_public(eng, x, c, bits)))
 
 
 def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS, start: str = "exp"):
@@ -125,10 +133,17 @@ def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS, start: s
         e = yield from exp(eng, 0.5 - x)
         x_t = e * 3 + 0.003
     else:
-        x_t = (-(yield from mul_public(eng, x, 8 / 17))) + 24 / 17
-    err = 1.0 - (yield from bilinear(eng, "mul", x, x_t))
+        x_t = (-(yield from mul_public(eng, x, 8 / 17, SLOPE_BITS))) + 24 / 17
+    err = yield from _error(eng, x, x_t)
     for _ in range(iterations - 1):
         step, err = yield from gather([bilinear(eng, "mul", x_t, err), square(eng, err)])
         x_t = x_t + step
-    err = 1.0 - (yield from bilinear(eng, "mul", x, x_t))   # fresh error: classical last step
+    err = yield from _error(eng, x, x_t)   # fresh error: classical last step
     return x_t + (yield from bilinear(eng, "mul", x_t, err))
+
+
+def _error(eng, x: AShare, x_t: AShare):
+    """⟦1 − x·x_t⟧, truncated after the subtraction: a probabilistic truncation wraps with
+    probability |value|·2^(2L)/2^64, and the error is small where x·x_t is near 1."""
+    w = yield from bilinear(eng, "mul", x, x_t, rescale=False)
+    return (yield from rescale(eng, 1.0 - w))

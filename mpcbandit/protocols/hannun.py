@@ -49,7 +49,7 @@ from mpcbandit.bodies import expect_index, expect_real
 from mpcbandit.config import Config, spec
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, mnist_dir
 from mpcbandit.errors import ConfigError, ProtocolError
-from mpcbandit.mpc import arith, compare, functions, symmetric, truncation
+from mpcbandit.mpc import arith, compare, functions, symmetric
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
 from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.mpc.rounds import Op, gather
@@ -196,7 +196,7 @@ def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, ga
 
 def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = g_a u_a^T, as its
-    upper triangle (A, D(D+1)/2)."""
+    upper triangle (A, D(D+1)/2), at 2L bits: truncated once o_a has multiplied it."""
     A, D = s.arms, s.dims
     xu = yield from arith.bilinear(eng, "matmul", u, x)                 # x^T W_a^{-1} x
     start = "exp" if s.reciprocal_init == "paper" else "linear"         # den in [1, 2]: |x| = 1
@@ -204,7 +204,7 @@ def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
     full = yield from arith.bilinear(eng, "matmul", g.reshape(A, D, 1), u.reshape(A, 1, D),
                                      rescale=False)
-    return (yield from truncation.rescale(eng, symmetric.upper(full)))  # exactly symmetric
+    return symmetric.upper(full)                                        # exactly symmetric
 
 
 def _nothing():
@@ -232,14 +232,16 @@ def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_c
         _select(eng, s, b1, u, yv, gamma, x), _sherman_morrison_term(eng, s, u, x), next_context,
         symmetric.outer_upper(eng, x) if "w" in state else _nothing()])
     m = smt.shape[-1]
-    cols = [smt.reshape(A, 1, m), _for_every_arm(rx, A)]
+    cols = [_for_every_arm(rx, A)] + ([_for_every_arm(xx, A)] if xx is not None else [])
+    # the term is truncated after o_a multiplies it: a truncation wraps with probability
+    # ~|value| 2^(2L)/2^64, and every arm but the pulled one is now exactly 0
+    w_term, upd = yield from gather([
+        arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), smt.reshape(A, 1, m)),
+        arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), AShare.concat(cols, axis=-1))])
+    state["w_inv"] = state["w_inv"] - symmetric.mirror(w_term[:, 0, :], D)  # 21, by eq. 1
+    state["b"] = state["b"] + upd[:, 0, :D]                                  # 22
     if xx is not None:
-        cols.append(_for_every_arm(xx, A))
-    upd = yield from arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), AShare.concat(cols, axis=-1))
-    state["w_inv"] = state["w_inv"] - symmetric.mirror(upd[:, 0, :m], D)    # 21, by eq. 1
-    state["b"] = state["b"] + upd[:, 0, m:m + D]                             # 22
-    if xx is not None:
-        state["w"] = state["w"] + symmetric.mirror(upd[:, 0, m + D:], D)     # 21 itself
+        state["w"] = state["w"] + symmetric.mirror(upd[:, 0, D:], D)         # 21 itself
     return x_next
 
 
