@@ -15,6 +15,7 @@ last half beside it: magnitudes shrink as W^{-1} does) against the bound the def
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import threading
 import time
@@ -52,7 +53,8 @@ def _site() -> str:
 
 
 class WrapLedger:
-    """Pairs the two holders' i-th truncations and adds up |x| / 2^64 and actual wraps."""
+    """Pairs the two holders' i-th truncations and adds up, per call site, |x| / 2^64, the
+    wraps that happened and the largest |x| / 2^(2L) truncated."""
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -61,10 +63,12 @@ class WrapLedger:
         self.expected: dict[str, float] = defaultdict(float)
         self.elements: dict[str, int] = defaultdict(int)
         self.wraps: dict[str, int] = defaultdict(int)
+        self.largest: dict[str, float] = defaultdict(float)   # |x| in units of 2^(2L)
         self.late_expected = 0.0   # the second half of the run
         self.second_half = False
 
     def record(self, eng, x, d: int, mode: str) -> None:
+        """One party's truncation of x by d bits; counted once both parties' have come."""
         if mode != "local":
             raise SystemExit(f"this benchmark measures local truncation, the run uses {mode!r}")
         seq = getattr(self.local, "seq", 0)
@@ -79,9 +83,10 @@ class WrapLedger:
                 return
         mine_site, mine = other
         assert mine_site == site, (mine_site, site)
-        value = (mine + v).view(np.int64).astype(np.float64)
-        p = float(np.abs(value).sum()) / 2.0 ** 64
+        value = np.abs((mine + v).view(np.int64).astype(np.float64))
+        p = float(value.sum()) / 2.0 ** 64
         with self.lock:
+            self.largest[site] = max(self.largest[site], float(value.max()) / 2.0 ** (2 * eng.frac))
             self.expected[site] += p
             self.elements[site] += v.size
             self.wraps[site] += int(np.count_nonzero(wraps_signed([mine, v])))
@@ -89,8 +94,10 @@ class WrapLedger:
                 self.late_expected += p
 
 
-def install(ledger: WrapLedger) -> None:
-    """Route every truncation through the ledger (the engine's and the functions' imports)."""
+@contextlib.contextmanager
+def counting(ledger: WrapLedger):
+    """Route every truncation through the ledger (the engine's and the functions' imports)
+    while the block runs."""
     original = truncation.truncate
 
     def counted(eng, x, d, mode=None):
@@ -98,8 +105,11 @@ def install(ledger: WrapLedger) -> None:
             ledger.record(eng, x, d, mode or eng.trunc)
         return (yield from original(eng, x, d, mode))
 
-    truncation.truncate = counted
-    functions.truncate = counted
+    truncation.truncate = functions.truncate = counted
+    try:
+        yield ledger
+    finally:
+        truncation.truncate = functions.truncate = original
 
 
 def main() -> None:
@@ -114,7 +124,6 @@ def main() -> None:
     cfg = load_config(CONFIG, [f"hannun.iterations={args.steps}", f'hannun.data="{data}"',
                                'run.security="none"', *args.set])
     ledger = WrapLedger()
-    install(ledger)
     half = args.steps // 2
 
     def watch(name, chan):
@@ -131,7 +140,8 @@ def main() -> None:
         return None
 
     t0 = time.perf_counter()
-    run_protocol_inproc(cfg, observe=watch, deadline_s=600.0)
+    with counting(ledger):
+        run_protocol_inproc(cfg, observe=watch, deadline_s=600.0)
     wall = time.perf_counter() - t0
     s = cfg.section
     total = sum(ledger.expected.values())

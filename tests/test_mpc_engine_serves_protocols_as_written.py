@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mpcbandit.errors import ProtocolError
+from mpcbandit.mpc.fixed import decode, encode
 from mpcbandit.mpc.local import run_engines
 from mpcbandit.mpc.rounds import Round, gather, run_ops
 from mpcbandit.net.inproc import run_inproc
@@ -79,8 +80,8 @@ def test_a_permutation_of_the_wrong_shape_is_refused():
 @pytest.mark.parametrize("n,trunc", [(2, "local"), (3, "paper")])
 def test_a_product_without_rescale_is_exact_at_twice_the_bits_in_one_round(n, trunc):
     rng = np.random.default_rng(3)
-    x = np.round(rng.uniform(-4, 4, 200) * 2 ** L) / 2 ** L
-    y = np.round(rng.uniform(-4, 4, 200) * 2 ** L) / 2 ** L
+    x = decode(encode(rng.uniform(-4, 4, 200), L), L)
+    y = decode(encode(rng.uniform(-4, 4, 200), L), L)
 
     def fn(eng):
         a = eng.input(x if eng.lead else None, "compute.0")

@@ -8,6 +8,7 @@ never wraps."""
 import numpy as np
 import pytest
 
+from mpcbandit.mpc.fixed import decode, encode
 from mpcbandit.mpc.local import run_engines
 
 L = 20
@@ -17,8 +18,8 @@ L = 20
                                     (5, "paper"), (5, "pair")])
 def test_mean_truncation_error_is_small(n, mode):
     rng = np.random.default_rng(7)
-    x = np.round(rng.uniform(-3, 3, 20000) * 2 ** L) / 2 ** L
-    y = np.round(rng.uniform(-3, 3, 20000) * 2 ** L) / 2 ** L
+    x = decode(encode(rng.uniform(-3, 3, 20000), L), L)
+    y = decode(encode(rng.uniform(-3, 3, 20000), L), L)
 
     def fn(eng):
         a = eng.input(x if eng.lead else None, "compute.0")

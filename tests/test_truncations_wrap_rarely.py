@@ -1,15 +1,13 @@
 """A probabilistic truncation wraps (an error of 2^(64-d)) with probability |x|/2^64 for the
 encoded value x it shifts, so the reciprocal and Hannun's update truncate small values:
-measured here from both parties' shares, as scripts/bench_truncation_wraps.py does for a sweep."""
+measured here from both parties' shares with scripts/bench_truncation_wraps.py's ledger."""
 
 import importlib.util
-import threading
 from pathlib import Path
 
 import numpy as np
 
 from mpcbandit.config import load_config
-from mpcbandit.mpc import functions, truncation
 from mpcbandit.mpc.local import run_engines
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
@@ -25,53 +23,37 @@ def _bench():
     return module
 
 
-def _largest_truncated(monkeypatch, start: str) -> float:
+BENCH = _bench()
+
+
+def _largest_truncated(start: str) -> float:
     """The largest |x| / 2^(2L) any truncation of a reciprocal on [1, 2] shifts."""
-    shares: dict[bool, list] = {True: [], False: []}
-    lock = threading.Lock()
-    original = truncation.truncate
-
-    def recording(eng, x, d, mode=None):
-        with lock:
-            shares[eng.lead].append(x.v.copy())
-        return (yield from original(eng, x, d, mode))
-
-    monkeypatch.setattr(truncation, "truncate", recording)
-    monkeypatch.setattr(functions, "truncate", recording)
     d = np.linspace(1.0, 2.0, 101)
 
     def fn(eng):
         x = eng.input(d if eng.lead else None, "compute.0")
-        before = len(shares[eng.lead])
         q = eng.reciprocal(x, 7, domain=(1.0, 2.0), start=start)
         assert np.max(np.abs(eng.open(q) * d - 1)) < 1e-5
-        return before
 
-    first = run_engines(fn, 2, frac_bits=L)[0]["compute.0"]
-    values = [(a + b).view(np.int64) for a, b in zip(shares[True][first:], shares[False][first:])]
-    return max(float(np.abs(v).max()) for v in values) / 2.0 ** (2 * L)
+    with BENCH.counting(BENCH.WrapLedger()) as ledger:
+        run_engines(fn, 2, frac_bits=L)
+    return max(ledger.largest.values())
 
 
-def test_the_linear_reciprocal_truncates_only_values_below_its_start_error(monkeypatch):
+def test_the_linear_reciprocal_truncates_only_values_below_its_start_error():
     # |1 - d x_0| <= 0.0593 from the 10-bit slope; every later value is smaller
-    assert _largest_truncated(monkeypatch, "linear") < 0.065
+    assert _largest_truncated("linear") < 0.065
     # the exp start squares values near 1: fifteen times the wrap probability, and more
-    assert _largest_truncated(monkeypatch, "exp") > 0.9
+    assert _largest_truncated("exp") > 0.9
 
 
 def test_hannun_reciprocal_chain_with_the_linear_start_expects_under_a_fiftieth_of_the_wraps():
-    bench = _bench()
     per_step = {}
     for init in ("paper", "linear"):
-        ledger = bench.WrapLedger()
-        originals = truncation.truncate, functions.truncate
-        bench.install(ledger)
-        try:
-            cfg = load_config("configs/hannun-synthetic.toml", [
-                "hannun.iterations=40", f'hannun.reciprocal_init="{init}"', 'run.security="none"'])
+        cfg = load_config("configs/hannun-synthetic.toml", [
+            "hannun.iterations=40", f'hannun.reciprocal_init="{init}"', 'run.security="none"'])
+        with BENCH.counting(BENCH.WrapLedger()) as ledger:
             run_protocol_inproc(cfg, deadline_s=60.0)
-        finally:
-            truncation.truncate, functions.truncate = originals
         per_step[init] = sum(e for site, e in ledger.expected.items() if "reciprocal" in site) / 40
         assert sum(ledger.wraps.values()) == 0
         # the update is truncated after o_a multiplies it: only the pulled arm's term is not 0
