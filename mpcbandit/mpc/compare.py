@@ -22,7 +22,7 @@ from mpcbandit.mpc.binary import msb
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.shares import AShare
 
-__all__ = ["less_than", "product_tree", "all_max", "argmax", "ARGMAX_METHODS",
+__all__ = ["less_than", "product_tree", "all_max", "argmax", "lex_limit", "ARGMAX_METHODS",
            "PAIRWISE_MAX_ARMS"]
 
 ARGMAX_METHODS = ("auto", "pairwise", "tree", "lex")
@@ -106,6 +106,12 @@ def argmax(eng, x: AShare, method: str = "auto", permutation: AShare | None = No
     if method == "lex":
         return (yield from all_max(eng, _lexicographic(x, gamma), distinct=True))
     raise ValueError(f"unknown argmax method {method!r} (choose from {', '.join(ARGMAX_METHODS)})")
+
+
+def lex_limit(frac: int, arms: int) -> float:
+    """The largest |x| (a real at frac fractional bits) the lex and tree argmax order correctly
+    among arms values: beyond it x·2^k wraps mod 2^64 and the winner is wrong, silently."""
+    return 2.0 ** (62 - frac - math.ceil(math.log2(arms)))
 
 
 def _lexicographic(x: AShare, gamma: AShare) -> AShare:

@@ -22,13 +22,18 @@ def max_abs(frac: int) -> float:
 
 
 def encode(x, frac: int = DEFAULT_FRAC_BITS) -> np.ndarray:
-    """round(x·2^frac) as ring elements; refuses NaN, inf and |x| ≥ 2^(62-frac)."""
+    """round(x·2^frac) as ring elements; refuses NaN, inf, |x| ≥ 2^(62-frac) and, with no
+    fractional bits, non-integers (shares of integers must not round silently)."""
     x = np.asarray(x, dtype=np.float64)
     bad = ~np.isfinite(x) | (np.abs(x) >= max_abs(frac))
     if bad.any():
-        v = x[bad].flat[0]
+        v = float(x[bad].flat[0])
         raise FixedPointRangeError(f"value {v!r} is outside the fixed-point range "
                                    f"|x| < 2^{62 - frac} for {frac} fractional bits")
+    if frac == 0 and (x != np.rint(x)).any():
+        v = float(x[x != np.rint(x)].flat[0])
+        raise FixedPointRangeError(f"value {v!r} is not an integer: with 0 fractional bits it "
+                                   "would be rounded")
     return np.rint(x * 2.0 ** frac).astype(np.int64).view(RING_DTYPE)
 
 

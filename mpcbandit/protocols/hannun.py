@@ -48,7 +48,7 @@ from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.bodies import expect_index, expect_real
 from mpcbandit.config import Config, spec
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, mnist_dir
-from mpcbandit.errors import ConfigError, ProtocolError
+from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import arith, compare, functions, symmetric
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
 from mpcbandit.mpc.provider import engine_ahead_bytes
@@ -113,10 +113,41 @@ class HannunSection:
                                   f"files, not found in {where} (set {path}.data_dir or "
                                   "$MPCBANDIT_DATA)")
 
+        limit = compare.lex_limit(2 * self.precision_bits, self.arms)
+        if 2 * score_bound(self.iterations, self.regularizer) >= limit:
+            fits = max((L for L in range(8, self.precision_bits) if 2 * score_bound(
+                self.iterations, self.regularizer) < compare.lex_limit(2 * L, self.arms)), default=None)
+            raise ConfigError(f"{path}.precision_bits", f"{self.precision_bits} bits: after "
+                              f"{self.iterations} steps a score can reach "
+                              f"{score_bound(self.iterations, self.regularizer):.4g}, and the argmax "
+                              f"orders scores (kept at 2L bits) only below {limit:.4g} with "
+                              f"{self.arms} arms (half of it kept as margin for fixed-point drift), "
+                              "so it could pick a wrong arm without an error; "
+                              + (f"use precision_bits <= {fits}" if fits else "use fewer iterations"))
+
     @property
     def eta(self) -> float | None:
         """Theorem 1: eps-greedy is log(|A|/eps)-differentially private (None: eps = 0)."""
         return math.log(self.arms / self.epsilon) if self.epsilon > 0 else None
+
+
+def score_bound(iterations: int, regularizer: float) -> float:
+    """Largest |score| a run can produce: |b_a^T W_a^{-1} x| = |r^T X (lam I + X^T X)^{-1} x|
+    <= sqrt(n_a)/(2 sqrt(lam)) for |r| <= 1, |x| <= 1 (lam = 1 + regularizer); an exploring
+    step scores v < 1."""
+    return max(math.sqrt(iterations) / (2 * math.sqrt(1 + regularizer)), 1.0)
+
+
+def check_features(x: np.ndarray, party: str) -> np.ndarray:
+    """A feature holder's rows, refused if one is not finite or has norm above 1 (the engine's
+    range: 1 + x^T W^{-1} x in [1, 2] for the reciprocal's start, |score| by score_bound)."""
+    norms = np.linalg.norm(x, axis=1)
+    bad = np.flatnonzero(~np.isfinite(norms) | (norms > 1 + 1e-9))
+    if bad.size:
+        raise DataError(f"{party}: its features at step {bad[0]} have norm {norms[bad[0]]!r}; "
+                        "Hannun's contexts must have norm <= 1 (each holder's slice, and the "
+                        f"whole context across holders); {bad.size} of {len(x)} steps do not")
+    return x
 
 
 def roles(s: HannunSection) -> list[tuple[str, int]]:
@@ -267,7 +298,8 @@ def _feature_holder(ctx: PartyContext) -> dict:
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=f"{DEALER}.0", frac_bits=s.precision_bits,
                  trunc=s.trunc)
-    contexts = task(ctx.config).contexts[:, feature_slices(s)[ctx.index]]   # 5: my features
+    contexts = check_features(task(ctx.config).contexts[:, feature_slices(s)[ctx.index]],
+                              ctx.name)                                     # 5: my features
     A, D = s.arms, s.dims
     start, saved = ctx.resume() or (0, None)
 
@@ -351,6 +383,8 @@ def _reward_holder(ctx: PartyContext) -> dict:
     start, _ = ctx.resume() or (0, None)
     for t in range(start, s.iterations):
         r = expect_real(ctx.chan.recv(DELIVER, env), env, f"{DELIVER}#{t}")
+        if r not in (0.0, 1.0):  # shared as an integer; score_bound needs |r| <= 1
+            raise ProtocolError(env, f"{DELIVER}#{t}", f"reward {r!r}: Hannun's rewards are 0 or 1")
         eng.run(Op(ONLINE, arith.input_value(eng, np.array([r]), ctx.name, 0)))
         ctx.checkpoint(t + 1, {})   # p'' keeps nothing
         ctx.progress(t + 1, s.iterations)
