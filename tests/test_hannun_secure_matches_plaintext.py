@@ -22,8 +22,9 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
     assert len(s["arms"]) == 60 and len(s["parties"]) == 6
     assert s["agreement_with_plaintext"] >= 0.999
     assert s["cumulative_reward"] == s["plaintext_cumulative_reward"]
-    # the schedule: 1 prefix + 1 + exp(8) + Newton(7 + 2) + 2 + 1 update, plus the first context
-    assert s["critical_rounds_per_iteration"] == pytest.approx(22 + 1 / 60)
+    # the schedule (linear start): 1 prefix + [1 + argmax 7 + 4 + open 1 + o_t, r_t 1 + r_t x_t 1]
+    # + 1 update, plus the first context
+    assert s["critical_rounds_per_iteration"] == pytest.approx(17 + 1 / 60)
     assert s["online_bytes_per_iteration_feature_holder"] <= 150_000
     assert {p["role"] for p in s["parties"]} == {"feature_holder", "arm_puller", "reward_holder", "dealer",
                                              "environment"}
