@@ -4,8 +4,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from hannun_inproc import run_hannun
+
 from mpcbandit.data import data_root
 from mpcbandit.protocols.hannun_reference import replay
 

@@ -7,8 +7,8 @@ import csv
 
 import numpy as np
 import pytest
-
 from conftest import load_script
+
 from mpcbandit.data import criteo
 
 PARTITION = [12, 3, 6, 9, 9]  # the AP holds 4 user features; the passive ones 1, 2, 3 and 3
