@@ -35,14 +35,16 @@ SCHEDULE_NAMES = {"m1.5": "O(M^1.5)", "mlogt": "O(M log T)", "mt": "O(MT)"}
 
 
 def run_feducb(*, agents: int, dims: int, actions: int, horizon: int, epsilon: float,
-               noise: str, schedule: str, seed: int, delta: float = 0.1) -> tuple[np.ndarray, int]:
+               noise: str, schedule: str, seed: int, delta: float = 0.1,
+               beta: float | None = None) -> tuple[np.ndarray, int]:
     """Per-agent cumulative regret curve and number of sync rounds of one run."""
     releases = len(sync_rounds_of(schedule, agents, horizon))
     params = privacy_params(noise, epsilon=epsilon, delta=delta, dims=dims, releases=releases,
                             union_factor=agents, delta_log_c=2.0)
     out = simulate_centralized(agents=agents, dims=dims, actions=actions, horizon=horizon,
                                params=params, schedule=schedule, threshold=0.0, seed=seed,
-                               source=lambda i: seeded_source(seed, f"fig-feducb/agent{i}"))
+                               source=lambda i: seeded_source(seed, f"fig-feducb/agent{i}"),
+                               beta=beta)
     return np.cumsum(out["regret"]) / agents, len(out["sync_at"])
 
 
@@ -62,6 +64,11 @@ def _checkpoints(horizon: int, points: int = 50) -> np.ndarray:
     return np.unique(np.linspace(1, horizon, min(points, horizon)).astype(int))
 
 
+def _beta_note(sz: dict) -> str:
+    """The radius a figure used, for its title: a tuned one is declared, Prop. 2's is not."""
+    return "" if sz["beta"] is None else f", tuned beta = {sz['beta']:g}"
+
+
 def panel_a(sz: dict, out: Path) -> list[list]:
     rows = []
     for m in sz["agents_a"]:
@@ -69,13 +76,13 @@ def panel_a(sz: dict, out: Path) -> list[list]:
             t0 = time.perf_counter()
             curve, syncs = _mean_curve(sz["runs"], agents=m, dims=sz["dims"], actions=sz["actions"],
                                        horizon=sz["horizon"], epsilon=eps, noise="gaussian",
-                                       schedule="mlogt")
+                                       schedule="mlogt", beta=sz["beta"])
             rows.append([m, eps, sz["horizon"], round(float(curve[-1]), 3), syncs,
                          round(time.perf_counter() - t0, 2)])
             print(f"A  M={m:<4} eps={eps:<6g} per-agent regret {curve[-1]:9.2f}  syncs {syncs}")
     _write_csv(out / "fig1a_regret_vs_eps.csv",
                ["agents", "epsilon", "horizon", "per_agent_regret", "sync_rounds", "seconds"], rows)
-    _plot(out / "fig1a_regret_vs_eps.png", "(A) Privacy budget", "epsilon", "per-agent regret",
+    _plot(out / "fig1a_regret_vs_eps.png", f"(A) Privacy budget{_beta_note(sz)}", "epsilon", "per-agent regret",
           {f"M = {m}": ([r[1] for r in rows if r[0] == m], [r[3] for r in rows if r[0] == m])
            for m in sz["agents_a"]}, logx=True)
     return rows
@@ -87,14 +94,14 @@ def panel_b(sz: dict, out: Path) -> list[list]:
         for noise in ("gaussian", "none"):
             curve, syncs = _mean_curve(sz["runs"], agents=sz["agents_bc"], dims=sz["dims"],
                                        actions=sz["actions"], horizon=sz["horizon"], epsilon=1.0,
-                                       noise=noise, schedule=schedule)
+                                       noise=noise, schedule=schedule, beta=sz["beta"])
             label = f"n = {name}, {'private' if noise != 'none' else 'non-private'}"
             series[label] = (ts, curve[ts - 1])
             rows += [[schedule, noise, syncs, int(t), round(float(curve[t - 1]), 3)] for t in ts]
             print(f"B  {label:<34} per-agent regret {curve[-1]:9.2f}  syncs {syncs}")
     _write_csv(out / "fig1b_communication.csv",
                ["schedule", "noise", "sync_rounds", "t", "per_agent_regret"], rows)
-    _plot(out / "fig1b_communication.png", f"(B) Communication, M = {sz['agents_bc']}", "T",
+    _plot(out / "fig1b_communication.png", f"(B) Communication, M = {sz['agents_bc']}{_beta_note(sz)}", "T",
           "per-agent regret", series, dashed=lambda k: "non-private" in k)
     return rows
 
@@ -104,12 +111,12 @@ def panel_c(sz: dict, out: Path) -> list[list]:
     for d in sz["dims_c"]:
         curve, syncs = _mean_curve(sz["runs"], agents=sz["agents_bc"], dims=d, actions=sz["actions"],
                                    horizon=sz["horizon"], epsilon=1.0, noise="gaussian",
-                                   schedule="mlogt")
+                                   schedule="mlogt", beta=sz["beta"])
         series[f"d = {d}"] = (ts, curve[ts - 1])
         rows += [[d, syncs, int(t), round(float(curve[t - 1]), 3)] for t in ts]
         print(f"C  d={d:<4} per-agent regret {curve[-1]:9.2f}  syncs {syncs}")
     _write_csv(out / "fig1c_dimension.csv", ["dims", "sync_rounds", "t", "per_agent_regret"], rows)
-    _plot(out / "fig1c_dimension.png", f"(C) Dependence on d, M = {sz['agents_bc']}", "T",
+    _plot(out / "fig1c_dimension.png", f"(C) Dependence on d, M = {sz['agents_bc']}{_beta_note(sz)}", "T",
           "per-agent regret", series)
     return rows
 
@@ -144,8 +151,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, help="override the number of runs averaged")
     ap.add_argument("--agents", type=int, nargs="+", help="override M (panel A list; B, C first)")
     ap.add_argument("--dims", type=int, nargs="+", help="override d (panel C list; A, B first)")
+    ap.add_argument("--beta", type=float, default=None,
+                    help="a fixed UCB radius in place of Prop. 2's (declared on the figures)")
     args = ap.parse_args(argv)
-    sz = dict(FULL if args.full else REDUCED)
+    sz = dict(FULL if args.full else REDUCED, beta=args.beta)
     if args.horizon:
         sz["horizon"] = args.horizon
     if args.runs:

@@ -64,8 +64,9 @@ class FedEstimators:
     """B FedUCB estimators; `pooled` agents' regularizers sum into each S (M when centralized)."""
 
     def __init__(self, count: int, dims: int, params: PrivacyParams, pooled, *,
-                 sigma: float = 0.5, alpha: float = 0.1):
+                 sigma: float = 0.5, alpha: float = 0.1, beta: float | None = None):
         self.d, self.params, self.sigma, self.alpha = dims, params, sigma, alpha
+        self.fixed_beta = beta  # a tuned radius used in place of Prop. 2's (None: Prop. 2's)
         self.pooled = np.broadcast_to(np.asarray(pooled, dtype=np.float64), (count,)).copy()
         eye = np.eye(dims)
         self.S = self.pooled[:, None, None] * params.rho_min * eye  # Alg. 1 step 1: M rho_min I
@@ -74,7 +75,7 @@ class FedEstimators:
         self.u = np.zeros((count, dims))
         self.Q = np.zeros((count, dims + 1, dims + 1))
         self.dt = np.zeros(count, dtype=np.int64)
-        self.last_beta = np.zeros(count)  # beta_t used by the latest choice
+        self.last_beta = np.zeros(count)  # Prop. 2's beta_t at the latest choice
 
     _STATE = ("S", "s", "U", "u", "Q", "dt", "last_beta")
 
@@ -93,13 +94,15 @@ class FedEstimators:
             setattr(self, k, new.copy())
 
     def choose(self, idx, contexts: np.ndarray) -> np.ndarray:
-        """Steps 4-8: V = S + U, u = s + u_local, arms by UCB with beta of Prop. 2."""
+        """Steps 4-8: V = S + U, u = s + u_local, arms by UCB with beta of Prop. 2 (or the
+        fixed beta, Prop. 2's still recorded)."""
         p, c = self.params, self.pooled[idx]
         v = self.S[idx] + self.U[idx]
         beta = oful_beta(logdet(v), self.d, c * p.rho_min, c * p.rho_max, c * p.gamma,
                          sigma=self.sigma, alpha=self.alpha)
         self.last_beta[idx] = beta
-        return ucb_arms(v, self.s[idx] + self.u[idx], contexts, beta)
+        used = beta if self.fixed_beta is None else self.fixed_beta
+        return ucb_arms(v, self.s[idx] + self.u[idx], contexts, used)
 
     def observe(self, idx, x: np.ndarray, y: np.ndarray) -> None:
         """Steps 10-11: local Gram/reward sums and the augmented [x y]^T [x y]."""
@@ -139,7 +142,7 @@ class FedEstimators:
 def simulate_centralized(*, agents: int, dims: int, actions: int, horizon: int,
                          params: PrivacyParams, schedule: str, threshold: float, seed: int,
                          source: Callable[[int], NormalSource], sigma: float = 0.5,
-                         alpha: float = 0.1) -> dict:
+                         alpha: float = 0.1, beta: float | None = None) -> dict:
     """Centralized FedUCB in one process (vectorised over agents), for figure sweeps.
 
     The agent and controller processes of protocol `feducb` run the same steps on the same
@@ -147,7 +150,7 @@ def simulate_centralized(*, agents: int, dims: int, actions: int, horizon: int,
     """
     envs = [GapEnvironment(seed, dims, actions, f"agent{i}") for i in range(agents)]
     privs = [Privatizer(params, source(i)) for i in range(agents)]
-    est = FedEstimators(agents, dims, params, agents, sigma=sigma, alpha=alpha)
+    est = FedEstimators(agents, dims, params, agents, sigma=sigma, alpha=alpha, beta=beta)
     fixed = sync_rounds_of(schedule, agents, horizon)
     fixed_set = set(fixed or ())
     idx = np.arange(agents)

