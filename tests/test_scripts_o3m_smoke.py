@@ -58,3 +58,11 @@ def test_table_c3_small(tmp_path):
 def test_round_time_runs_real_processes(tmp_path):
     (r,) = load_script("bench_o3m_round_time").main(["--iterations", "10", "--out", str(tmp_path)])
     assert r["parties"] == 7 and r["same_arms"] and r["rounds_per_iteration"] == pytest.approx(2.2)
+
+
+@pytest.mark.parametrize("noise, low, high", [("std", 10, None), ("variance", None, 6)])
+def test_fig6_partial_over_central_ratio_follows_the_noise_reading(noise, low, high):
+    # only the std reading of N(0, 0.05) gives the paper's "partial > 10x central"
+    d = load_script("fig_o3m_6_partial").synthetic("linucb", 3000, 1, noise)
+    ratio = d["0.2"][:, -1].mean() / d["1.0"][:, -1].mean()
+    assert (low is None or ratio > low) and (high is None or ratio < high)

@@ -32,7 +32,8 @@ from mpcbandit.bodies import expect_array, expect_index, expect_real
 from mpcbandit.config import Config, spec
 from mpcbandit.crypto.orthogonal_mask import block_offsets, column_blocks, haar_orthogonal
 from mpcbandit.data import criteo
-from mpcbandit.data.vertical_synthetic import SyntheticEnvironment, SyntheticParticipant
+from mpcbandit.data.vertical_synthetic import (NOISE_READINGS, SyntheticEnvironment,
+                                               SyntheticParticipant)
 from mpcbandit.errors import ConfigError
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
@@ -60,6 +61,9 @@ class O3mSection:
     beta: float = spec(0.5, min=0.0, doc="LinUCB exploration beta_t (constant)")
     v: float = spec(0.01, min=0.0, doc="LinTS posterior scale v")
     lam: float = spec(1.0, key="lambda", doc="ridge regulariser lambda > 0")
+    noise: str = spec("std", choices=NOISE_READINGS,
+                      doc="synthetic rewards' N(0, 0.05) read as a std (reproduces the paper's "
+                          "partial/central ratio > 10) or as a variance")
     data: str = spec("synthetic", choices=("synthetic", "criteo"),
                      doc="synthetic contexts, or the Criteo sample (o3m.data_path)")
     data_path: str = spec("", local=True, doc="criteo log (CSV or TSV); '' = the shared 1,999-row sample")
@@ -167,7 +171,7 @@ def environment(cfg: Config):
     s: O3mSection = cfg.section
     if s.data == "criteo":
         return _CriteoEnvironment(_criteo_log(cfg))
-    return SyntheticEnvironment(cfg.seed, s.partition, s.arms)
+    return SyntheticEnvironment(cfg.seed, s.partition, s.arms, s.noise)
 
 
 # ---------------------------------------------------------------- roles
