@@ -138,9 +138,11 @@ def spread_rows(coords: np.ndarray) -> np.ndarray:
     return np.asarray(picked, dtype=np.int64)
 
 
-def criteo_recovery(masked, items, partition, j, truth) -> dict:
-    """Measure the item-difference attack on participant j; truth: its users' real features."""
+def criteo_recovery(masked, log: criteo.CriteoLog, items, partition, j) -> dict:
+    """Measure the item-difference attack on participant j of a run over log's first rounds;
+    items: the catalogue the AP uses (log.items, or a wrong one)."""
     users, lift_users, lift_items = criteo_layout(partition, j)
+    truth = log.users[: len(masked) // len(items)][:, users]
     u0, frame, coords = item_difference_attack(masked, items, lift_users, lift_items)
     m = coords.shape[1]
     true_coords = (truth - u0) @ np.linalg.pinv(frame) if m else coords
@@ -156,34 +158,41 @@ def criteo_recovery(masked, items, partition, j, truth) -> dict:
     return out
 
 
+def criteo_config(partition: list[int], arms: int, iterations: int, data_path, seed: int = 1):
+    """O3M on the Criteo log (the shipped config) with this partition and size."""
+    return load_config(CRITEO_CONFIG, [f"o3m.partition={partition}", f"o3m.participants={len(partition)}",
+                                       f"o3m.arms={arms}", f"o3m.iterations={iterations}",
+                                       f"o3m.data_path={str(data_path or '')!r}", f"seed={seed}"])
+
+
+def _save(rows: list[dict], out: Path, name: str, legend: str) -> None:
+    """Write rows to out/name, then the table's legend and where it went."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / name, rows)
+    print(legend)
+    print(f"wrote {out / name}")
+
+
 def criteo_main(args) -> list[dict]:
     """--data criteo: the item-difference attack on every passive participant."""
     partition = [int(v) for v in (args.partition or "12,3,6,9,9").split(",")]
-    cfg = load_config(CRITEO_CONFIG, [f"o3m.partition={partition}", f"o3m.participants={len(partition)}",
-                                      f"o3m.arms={args.arms}", f"o3m.iterations={args.iterations}",
-                                      f"o3m.data_path={str(args.data_path or '')!r}", f"seed={args.seed}"])
+    cfg = criteo_config(partition, args.arms, args.iterations, args.data_path, args.seed)
     log = criteo.load_criteo(cfg.section.data_path or None, arms=args.arms)
     view, _ = record_ap_view(cfg)
     print(f"O3M item-difference leakage on Criteo contexts (user (+) item, d = {criteo.DIMS}), "
           f"partition {partition}, K = {args.arms}, T = {args.iterations}; no known user features")
     print(f"{'pp':>3} {'d_j':>4} {'users':>6} {'free':>5} {'err, one O(free) left':>22} "
           f"{'colluders':>10} {'err with them':>14} {'rms err/std':>12}")
-    rows = []
-    for j in sorted(view):
-        users, _, _ = criteo_layout(partition, j)
-        r = criteo_recovery(view[j], log.items, partition, j, log.users[: args.iterations][:, users])
-        rows.append(r)
-        print(f"{j:>3} {r['d_j']:>4} {r['user_features']:>6} {r['free_dims']:>5} "
+    rows = [criteo_recovery(view[j], log, log.items, partition, j) for j in sorted(view)]
+    for r in rows:
+        print(f"{r['participant']:>3} {r['d_j']:>4} {r['user_features']:>6} {r['free_dims']:>5} "
               f"{r['max_abs_error_one_transform']:>22.2e} {r['free_dims']:>10} "
               f"{r['max_abs_error_colluders']:>14.2e} {r['rms_error_per_std_colluders']:>12.2e}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "o3m_leakage_criteo.csv"
-    write_csv(path, rows)
-    print("free = directions of a participant's user features that the item differences leave open: "
+    _save(rows, args.out, "o3m_leakage_criteo.csv",
+          "free = directions of a participant's user features that the item differences leave open: "
           "its features are exact up to one orthogonal transform of them for the whole run (0: "
           "exact; 1: a swap), which as many colluding users fix; errors are max |u - u_hat| over all "
           "rounds and features (scaled to [0, 1]); rms err/std 1.0 = guessing each feature's mean")
-    print(f"wrote {path}")
     return rows
 
 
@@ -231,12 +240,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"{j:>3} {dj:>4} {gram_err:>11.2e} {norm_err:>11.2e} {rank:>5} {n:>6} {q_err:>9.2e} "
                   f"{res['median_rel_error']:>15.2e} {res['max_rel_error']:>12.2e} "
                   f"{res['recovered_1e-6']:>10.1%}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "o3m_leakage.csv"
-    write_csv(path, rows)
-    print("recovered = share of all T*K contexts of that participant rebuilt to 1e-6 relative "
+    _save(rows, args.out, "o3m_leakage.csv",
+          "recovered = share of all T*K contexts of that participant rebuilt to 1e-6 relative "
           "error (with n < d_j pairs only the n known ones are)")
-    print(f"wrote {path}")
     return rows
 
 

@@ -1,6 +1,6 @@
-"""feducb.beta: Prop. 2's radius (about 500 at M = 10, eps = 1; 260 here) swamps reward gaps of
-0.1-0.3, so a private run does not learn at any horizon this machine runs; a fixed radius used
-in its place does, on the same privatised statistics, and the summary keeps Prop. 2's."""
+"""feducb.beta: Prop. 2's radius (above 50 here, at eps = 1) swamps reward gaps of 0.1-0.3, so
+a private run does not learn at any horizon this machine runs; a fixed radius used in its place
+does, on the same privatised statistics, and the summary keeps Prop. 2's."""
 
 import numpy as np
 import pytest

@@ -58,14 +58,9 @@ def test_as_many_colluders_as_free_directions_disclose_every_round(attack):
 def test_with_a_wrong_item_catalogue_the_attack_does_worse_than_guessing(attack):
     script, data, _ = attack
     log = criteo.load_criteo(data, arms=ARMS)
-    cfg = script.load_config(script.CRITEO_CONFIG, [
-        f"o3m.partition={PARTITION}", f"o3m.participants={len(PARTITION)}", f"o3m.arms={ARMS}",
-        f"o3m.iterations={ROUNDS}", f"o3m.data_path={str(data)!r}"])
-    view, _ = script.record_ap_view(cfg)
+    view, _ = script.record_ap_view(script.criteo_config(PARTITION, ARMS, ROUNDS, data))
     wrong = np.random.default_rng(0).permutation(log.items)  # per-arm differences the AP gets wrong
-    users, _, _ = script.criteo_layout(PARTITION, 1)
-    truth = log.users[:ROUNDS][:, users]
-    right = script.criteo_recovery(view[1], log.items, PARTITION, 1, truth)
-    guessed = script.criteo_recovery(view[1], wrong, PARTITION, 1, truth)
+    right = script.criteo_recovery(view[1], log, log.items, PARTITION, 1)
+    guessed = script.criteo_recovery(view[1], log, wrong, PARTITION, 1)
     assert right["rms_error_per_std_colluders"] < 1e-8
     assert guessed["rms_error_per_std_colluders"] > 1.0  # guessing each feature's mean: 1.0

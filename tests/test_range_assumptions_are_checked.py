@@ -5,12 +5,14 @@ Hannun run can reach), integer shares, Hannun's rewards and context norms."""
 import numpy as np
 import pytest
 
+from mpcbandit.bandits.egreedy import exploration_key, run_eps_greedy
 from mpcbandit.config import load_config
 from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import compare
 from mpcbandit.mpc.fixed import FixedPointRangeError, encode
 from mpcbandit.mpc.local import run_engines
 from mpcbandit.protocols import hannun
+from mpcbandit.protocols.hannun_stream import exploration
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 L, ARMS = 20, 10
@@ -44,19 +46,14 @@ def test_hannun_refuses_a_precision_whose_scores_could_pass_the_argmax_range():
         load_config(CONFIG, ["hannun.precision_bits=26", "hannun.iterations=60000"])
     assert e.value.key == "hannun.precision_bits" and "use precision_bits <= 25" in str(e.value)
     load_config(CONFIG, ["hannun.precision_bits=25", "hannun.iterations=60000"])
-    # the bound is a bound: a plaintext run's scores stay below it
-    bound = hannun.score_bound(2000, 0.0)
-    data = hannun.task(load_config(CONFIG, ["hannun.iterations=2000"]))
-    w_inv, b = np.repeat(np.eye(20)[None], ARMS, 0), np.zeros((ARMS, 20))
-    worst = 0.0
-    for x, r in zip(data.contexts, data.rewards):
-        scores = np.einsum("ad,ade,e->a", b, w_inv, x)
-        worst = max(worst, float(np.abs(scores).max()))
-        a = int(np.argmax(scores))
-        u = w_inv[a] @ x
-        w_inv[a] -= np.outer(u, u) / (1 + x @ u)
-        b[a] += r[a] * x
-    assert 0 < worst < bound
+    # the bound is a bound: the float64 reference's scores stay below it
+    cfg = load_config(CONFIG, ["hannun.iterations=2000"])
+    data, steps = hannun.task(cfg), range(1, 2000, 7)
+    run = run_eps_greedy(data.contexts, data.rewards, exploration(cfg, exploration_key(cfg.seed)),
+                         checkpoints=tuple(steps))
+    worst = max(float(np.abs(np.einsum("ad,ade,e->a", b, w_inv, data.contexts[t])).max())
+                for t, (w_inv, b) in run.checkpoints.items())
+    assert 0 < worst < hannun.score_bound(2000, 0.0)
 
 
 def _run_with_task(monkeypatch, contexts=None, rewards=None):

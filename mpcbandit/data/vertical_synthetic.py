@@ -2,8 +2,9 @@
 
 x_{t,a} ~ N(0, sigma^2 I_d) then l2-normalised; theta* likewise; r = x^T theta* + eps with
 eps ~ N(0, 0.05), the 0.05 read as a standard deviation by default (the reading that gives the
-paper's partial/central regret ratio above 10; as a variance it is about 4), or a variance. The context is split by columns, x = [x^1 ... x^M], participant j holding
-the d_j columns of block j.
+paper's partial/central regret ratio above 10; as a variance it is about 4), or a variance.
+The context is split by columns, x = [x^1 ... x^M], participant j holding the d_j columns of
+block j.
 
 Each participant draws its own block from its own stream, so it never computes another
 participant's features. A Gaussian block is its norm times an independent uniform direction,
@@ -29,6 +30,7 @@ __all__ = ["SIGMA2", "NOISE", "NOISE_READINGS", "noise_std", "SyntheticParticipa
 SIGMA2 = 0.05     # variance of the context and theta* Gaussians (§5.1)
 NOISE = 0.05      # the reward noise N(0, 0.05) as printed (§5.1)
 NOISE_READINGS = ("std", "variance")
+MAX_CHUNK = 256   # rounds drawn at once, fewer when K x d is large
 
 
 def noise_std(reading: str) -> float:
@@ -36,7 +38,6 @@ def noise_std(reading: str) -> float:
     if reading not in NOISE_READINGS:
         raise ValueError(f"unknown noise reading {reading!r} (one of {', '.join(NOISE_READINGS)})")
     return NOISE if reading == "std" else float(np.sqrt(NOISE))
-MAX_CHUNK = 256   # rounds drawn at once, fewer when K x d is large
 
 
 def chunk_rounds(arms: int, dims: int) -> int:

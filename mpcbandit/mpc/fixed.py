@@ -30,11 +30,12 @@ def encode(x, frac: int = DEFAULT_FRAC_BITS) -> np.ndarray:
         v = float(x[bad].flat[0])
         raise FixedPointRangeError(f"value {v!r} is outside the fixed-point range "
                                    f"|x| < 2^{62 - frac} for {frac} fractional bits")
-    if frac == 0 and (x != np.rint(x)).any():
-        v = float(x[x != np.rint(x)].flat[0])
+    scaled = np.rint(x * 2.0 ** frac)
+    if frac == 0 and (scaled != x).any():
+        v = float(x[scaled != x].flat[0])
         raise FixedPointRangeError(f"value {v!r} is not an integer: with 0 fractional bits it "
                                    "would be rounded")
-    return np.rint(x * 2.0 ** frac).astype(np.int64).view(RING_DTYPE)
+    return scaled.astype(np.int64).view(RING_DTYPE)
 
 
 def decode(v: np.ndarray, frac: int = DEFAULT_FRAC_BITS) -> np.ndarray:

@@ -114,17 +114,17 @@ class HannunSection:
                                   f"files, not found in {where} (set {path}.data_dir or "
                                   "$MPCBANDIT_DATA)")
 
+        worst = score_bound(self.iterations, self.regularizer)
         limit = compare.lex_limit(2 * self.precision_bits, self.arms)
-        if 2 * score_bound(self.iterations, self.regularizer) >= limit:
-            fits = max((L for L in range(8, self.precision_bits) if 2 * score_bound(
-                self.iterations, self.regularizer) < compare.lex_limit(2 * L, self.arms)), default=None)
+        if 2 * worst >= limit:  # half the limit is margin for fixed-point drift
+            fits = [L for L in range(8, self.precision_bits)
+                    if 2 * worst < compare.lex_limit(2 * L, self.arms)]
             raise ConfigError(f"{path}.precision_bits", f"{self.precision_bits} bits: after "
-                              f"{self.iterations} steps a score can reach "
-                              f"{score_bound(self.iterations, self.regularizer):.4g}, and the argmax "
-                              f"orders scores (kept at 2L bits) only below {limit:.4g} with "
-                              f"{self.arms} arms (half of it kept as margin for fixed-point drift), "
-                              "so it could pick a wrong arm without an error; "
-                              + (f"use precision_bits <= {fits}" if fits else "use fewer iterations"))
+                              f"{self.iterations} steps a score can reach {worst:.4g}, and the "
+                              f"argmax orders scores (kept at 2L bits) only below {limit:.4g} "
+                              f"with {self.arms} arms (half of it kept as margin for fixed-point "
+                              "drift), so it could pick a wrong arm without an error; "
+                              + (f"use precision_bits <= {fits[-1]}" if fits else "use fewer iterations"))
 
     @property
     def eta(self) -> float | None:
