@@ -53,9 +53,12 @@ def _curve_keys(n: int) -> dict[str, tuple[bytes, bytes]]:
 
 
 def worker(rank: int, n: int, base: int, mode: str, sizes: list[int], quick: bool,
-           ipc_dir: str) -> None:
+           ipc_dir: str, pin: bool) -> None:
     names = [f"p.{i}" for i in range(n)]
     me = names[rank]
+    if pin:  # one core per process, the same placement for ours and raw
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[rank % len(cpus)]})
     if "-ipc" in mode:  # Unix domain sockets: the parties share a host, no TCP stack
         addr = {nm: f"ipc://{ipc_dir}/{nm}" for nm in names}
     else:
@@ -123,14 +126,14 @@ def worker(rank: int, n: int, base: int, mode: str, sizes: list[int], quick: boo
     print(json.dumps(results))
 
 
-def run(n: int, mode: str, sizes: list[int], quick: bool) -> list[dict]:
+def run(n: int, mode: str, sizes: list[int], quick: bool, pin: bool) -> list[dict]:
     """One benchmark of n processes; per size, the median round over ranks and their CPU."""
     base = pick_base_port("127.0.0.1", n)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with tempfile.TemporaryDirectory(prefix="mpcbandit-bench-") as ipc_dir:
         procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(r), str(n), str(base),
                                    mode, ",".join(map(str, sizes)), ipc_dir]
-                                  + (["--quick"] if quick else []),
+                                  + (["--quick"] if quick else []) + (["--pin"] if pin else []),
                                   stdout=subprocess.PIPE, env=env, text=True) for r in range(n)]
         outs = [p.communicate(timeout=600)[0] for p in procs]
     if any(p.returncode for p in procs):
@@ -151,7 +154,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         rank, n, base, mode, sizes, ipc_dir = sys.argv[2:8]
         worker(int(rank), int(n), int(base), mode, [int(s) for s in sizes.split(",")],
-               "--quick" in sys.argv, ipc_dir)
+               "--quick" in sys.argv, ipc_dir, "--pin" in sys.argv)
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and sizes")
@@ -160,13 +163,17 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the records here")
     ap.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")], default=None,
                     help="payload sizes in bytes, comma-separated (default: 8 B .. 8 MiB)")
+    ap.add_argument("--pin", action="store_true",
+                    help="pin process r to core r mod cores (ours and raw alike): steadier "
+                         "figures; unpinned, each process's thread and zmq's I/O thread share "
+                         "the cores freely, and the fastest placement of a run decides its figure")
     ap.add_argument("--experiment", action="store_true",
                     help="also time the default experiment with CurveZMQ and without (two full "
                          "runs each, interleaved; about a minute)")
     args = ap.parse_args()
     sizes = args.sizes or (SIZES[::2] + [SIZES[-1]] if args.quick else SIZES)
     records = []
-    print(f"load average {os.getloadavg()[0]:.2f}; one round = send to every peer, receive from "
+    print(f"load average {os.getloadavg()[0]:.2f}; {'pinned, one core per process' if args.pin else 'unpinned'}; one round = send to every peer, receive from "
           f"every peer; best of {args.repeats} interleaved runs; cpu = process CPU (all threads) "
           "per round, per party")
     print(f"{'procs':>5} {'link':>4} {'security':>8} {'payload':>8} | {'ours us':>8} {'raw us':>8} {'ratio':>6} | "
@@ -177,8 +184,8 @@ def main() -> None:
         case_sizes = sizes if security == "none" else [s for s in sizes if s <= 64 * 1024]
         ours, raw = [], []
         for _ in range(args.repeats):  # interleaved, so drifts of the machine hit both alike
-            ours.append(run(n, "ours" + suffix, case_sizes, args.quick))
-            raw.append(run(n, "raw" + suffix, case_sizes, args.quick))
+            ours.append(run(n, "ours" + suffix, case_sizes, args.quick, args.pin))
+            raw.append(run(n, "raw" + suffix, case_sizes, args.quick, args.pin))
         ours = [min(rows, key=lambda r: r["median_us"]) for rows in zip(*ours)]
         raw = [min(rows, key=lambda r: r["median_us"]) for rows in zip(*raw)]
         for o, r in zip(ours, raw):
@@ -189,7 +196,7 @@ def main() -> None:
             records.append({"procs": n, "transport": transport, "security": security, "size": o["size"],
                             "ours_us": o["median_us"], "raw_us": r["median_us"], "ratio": ratio,
                             "ours_cpu_us": o["cpu_us"], "raw_cpu_us": r["cpu_us"],
-                            "ours_mb_s": o["mb_s"], "raw_mb_s": r["mb_s"]})
+                            "ours_mb_s": o["mb_s"], "raw_mb_s": r["mb_s"], "pinned": args.pin})
     if args.experiment:
         records += experiment_curve_cost(args.repeats)
     if args.json:

@@ -11,7 +11,7 @@ from conftest import REPO
 def test_bench_transport_prints_ours_beside_the_raw_floor(tmp_path):
     out = tmp_path / "t.json"
     done = subprocess.run([sys.executable, "scripts/bench_transport.py", "--quick", "--repeats", "1",
-                           "--sizes", "8,1024", "--json", str(out)], cwd=REPO, capture_output=True,
+                           "--sizes", "8,1024", "--pin", "--json", str(out)], cwd=REPO, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     records = json.loads(out.read_text())
@@ -20,5 +20,5 @@ def test_bench_transport_prints_ours_beside_the_raw_floor(tmp_path):
                      for sec in ("none", "curve") if n == 2 or sec == "none" for size in (8, 1024)}
     for r in records:
         assert r["ours_us"] > 0 and r["raw_us"] > 0 and r["ours_cpu_us"] > 0
-        assert abs(r["ratio"] - r["ours_us"] / r["raw_us"]) < 1e-9
-    assert "raw us" in done.stdout and "ours cpu" in done.stdout
+        assert abs(r["ratio"] - r["ours_us"] / r["raw_us"]) < 1e-9 and r["pinned"] is True
+    assert "raw us" in done.stdout and "ours cpu" in done.stdout and "pinned" in done.stdout

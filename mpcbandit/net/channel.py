@@ -120,9 +120,9 @@ class Channel:
         deadline = t1 + self.deadline_s
         while True:
             for peer in senders:
-                key = (peer, self._tag(label, peer, self._count_in))
-                if key in self._buffer:
-                    body, nbytes = self._take(label, peer)
+                tag = self._tag(label, peer, self._count_in)
+                if (peer, tag) in self._buffer:
+                    body, nbytes = self._take(label, peer, tag)
                     t2 = time.perf_counter()
                     st.rounds += 1
                     st.bytes_received += nbytes
@@ -179,7 +179,7 @@ class Channel:
                     raise PeerGone(peer, tag, down)
                 remaining = min(remaining, _WATCH_S)
             self._pump(remaining)
-        return self._take(label, peer)
+        return self._take(label, peer, tag)
 
     def _timeout(self, peer: str, tag: str, deadline_s: float) -> PeerTimeout:
         err = PeerTimeout(peer, tag, deadline_s)
@@ -190,8 +190,7 @@ class Channel:
                         "sequence or resent)",)
         return err
 
-    def _take(self, label: str, peer: str) -> tuple[Any, int]:
-        tag = self._tag(label, peer, self._count_in)
+    def _take(self, label: str, peer: str, tag: str) -> tuple[Any, int]:
         deliver_at, (body, nbytes) = self._buffer.pop((peer, tag))
         self._count_in[(peer, label)] += 1
         self._buffered[peer] -= 1

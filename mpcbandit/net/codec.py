@@ -1,16 +1,20 @@
 """Wire codec: msgpack envelopes with numpy arrays, never pickle.
 
-A message is the frames ``[envelope, *buffers]``; the envelope is the msgpack map
-``{v, session, seq, sender, tag, body}``. Inside ``body`` a numpy array is the map
-``{"__nd__": 1, "dtype", "shape", "bytes"}``; an array of at least ``OUT_OF_BAND_BYTES``
-carries ``"frame": k`` instead of ``"bytes"`` and travels as buffer frame k, so large arrays
-are sent without copying. Integers beyond 64 bits (Paillier ciphertexts) are
-``{"__bigint__": bytes}``. Decoding checks everything a peer could get wrong and raises
+A message is the frames ``[envelope, *buffers]``; the envelope is the msgpack array
+``[v, session, seq, sender, tag, body]``. Inside ``body`` a numpy array is a msgpack extension:
+``ExtType(1, header + bytes)`` inline, or ``ExtType(2, header + frame index)`` for an array of
+at least ``OUT_OF_BAND_BYTES``, which travels as its own buffer frame without copying; the
+header is the dtype string (3 ASCII bytes), the number of dimensions (1 byte) and each size
+(little-endian uint64). Integers beyond 64 bits (Paillier ciphertexts) are ``ExtType(3,
+signed little-endian bytes)``. Extensions keep decoding cheap: only they call back into
+Python, not every map. Decoding checks everything a peer could get wrong and raises
 ProtocolError naming the peer and the tag.
 """
 
 from __future__ import annotations
 
+import functools
+import struct
 from typing import Any, NamedTuple
 
 import msgpack
@@ -30,7 +34,7 @@ __all__ = [
     "unpack_value",
 ]
 
-VERSION = 1
+VERSION = 2
 ALLOWED_DTYPES = frozenset(
     np.dtype(t).str
     for t in ("bool", "uint8", "int8", "uint16", "int16", "uint32", "int32",
@@ -38,9 +42,11 @@ ALLOWED_DTYPES = frozenset(
 )
 OUT_OF_BAND_BYTES = 32 * 1024
 MAX_NDIM = 32
-_ENVELOPE_KEYS = frozenset(("v", "session", "seq", "sender", "tag", "body"))
-#: allowed dtype strings -> dtype objects (looked up per received array)
-_DTYPES = {s: np.dtype(s) for s in ALLOWED_DTYPES}
+_INLINE, _OUT_OF_BAND, _BIGINT = 1, 2, 3
+#: allowed dtype strings (as sent: 3 ASCII bytes) -> dtype objects
+_DTYPES = {s.encode(): np.dtype(s) for s in ALLOWED_DTYPES}
+_FRAME_INDEX = struct.Struct("<I")
+_SHAPES = [struct.Struct(f"<{n}Q") for n in range(MAX_NDIM + 1)]
 
 
 class Envelope(NamedTuple):
@@ -57,8 +63,14 @@ class Envelope(NamedTuple):
 # ---------------------------------------------------------------- encoding
 
 
-def _bigint(value: int) -> dict:
-    return {"__bigint__": value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)}
+@functools.lru_cache(maxsize=4096)
+def _header(dtype: np.dtype, shape: tuple) -> bytes:
+    """An array's extension header (protocols send few distinct shapes: cached)."""
+    if dtype.str not in ALLOWED_DTYPES:
+        raise TypeError(f"array dtype {dtype} is not allowed on the wire")
+    if len(shape) > MAX_NDIM:
+        raise TypeError(f"array of {len(shape)} dimensions (at most {MAX_NDIM} on the wire)")
+    return dtype.str.encode() + bytes((len(shape),)) + _SHAPES[len(shape)].pack(*shape)
 
 
 def encode(env: Envelope, out_of_band_bytes: float = OUT_OF_BAND_BYTES) -> list:
@@ -67,25 +79,22 @@ def encode(env: Envelope, out_of_band_bytes: float = OUT_OF_BAND_BYTES) -> list:
 
     def default(obj: Any) -> Any:
         if isinstance(obj, np.ndarray):
-            dtype = obj.dtype.str
-            if dtype not in ALLOWED_DTYPES:
-                raise TypeError(f"array dtype {obj.dtype} is not allowed on the wire")
-            arr = obj if obj.flags.c_contiguous else obj.copy(order="C")
-            if arr.nbytes >= out_of_band_bytes:
+            header = _header(obj.dtype, obj.shape)
+            if obj.nbytes >= out_of_band_bytes:
+                arr = obj if obj.flags.c_contiguous else obj.copy(order="C")
                 buffers.append(memoryview(arr).cast("B"))
-                return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape),
-                        "frame": len(buffers) - 1}
-            return {"__nd__": 1, "dtype": dtype, "shape": list(arr.shape), "bytes": arr.tobytes()}
+                return msgpack.ExtType(_OUT_OF_BAND, header + _FRAME_INDEX.pack(len(buffers) - 1))
+            return msgpack.ExtType(_INLINE, header + obj.tobytes())
         if isinstance(obj, np.generic):
             return obj.item()
         if isinstance(obj, int):  # msgpack hands us ints beyond 64 bits
-            return _bigint(obj)
+            return msgpack.ExtType(_BIGINT, obj.to_bytes((obj.bit_length() + 8) // 8, "little",
+                                                         signed=True))
         raise TypeError(f"cannot send a {type(obj).__name__} (allowed: None, bool, int, float, "
                         "str, bytes, list, tuple, dict with str keys, numpy arrays)")
 
-    msg = {"v": env.v, "session": env.session, "seq": env.seq, "sender": env.sender,
-           "tag": env.tag, "body": env.body}
-    head = msgpack.packb(msg, default=default, use_bin_type=True)
+    head = msgpack.packb([env.v, env.session, env.seq, env.sender, env.tag, env.body],
+                         default=default, use_bin_type=True)
     return [head, *buffers]
 
 
@@ -103,41 +112,43 @@ class _Reject(Exception):
     """A reason to reject a frame; turned into ProtocolError with peer and tag."""
 
 
-def _array(obj: dict, buffers: list, used: set, max_bytes: int) -> np.ndarray:
-    # every received array passes here: plain type() tests and one dict lookup keep it cheap
-    if len(obj) != 4 or "dtype" not in obj or "shape" not in obj or ("bytes" in obj) == ("frame" in obj):
-        raise _Reject(f"array map has keys {sorted(obj)}")
-    dtype, shape = obj["dtype"], obj["shape"]
-    dt = _DTYPES.get(dtype) if type(dtype) is str else None
+def _array(data: bytes, inline: bool, buffers: list, used: set, max_bytes: int) -> np.ndarray:
+    # every received array passes here: slicing and one dict lookup keep it cheap
+    dt = _DTYPES.get(data[:3])
     if dt is None:
-        raise _Reject(f"array dtype {dtype!r} is not allowed")
-    if type(shape) is not list or len(shape) > MAX_NDIM:
-        raise _Reject(f"array shape {shape!r} is not a list of at most {MAX_NDIM} sizes")
+        raise _Reject(f"array dtype {data[:3]!r} is not allowed")
+    ndim = data[3] if len(data) > 3 else -1
+    if not 0 <= ndim <= MAX_NDIM or len(data) < 4 + 8 * ndim:
+        raise _Reject(f"array header is not a shape of at most {MAX_NDIM} sizes")
+    shape = _SHAPES[ndim].unpack_from(data, 4)
     count = 1
     for n in shape:
-        if type(n) is not int or n < 0:
-            raise _Reject(f"array shape {shape!r} is not a list of at most {MAX_NDIM} sizes")
         count *= n
     nbytes = count * dt.itemsize
     if nbytes > max_bytes:
         raise _Reject(f"array of {nbytes} bytes exceeds the cap of {max_bytes}")
-    data = obj.get("bytes")
-    if data is not None or "bytes" in obj:
-        if type(data) is not bytes:
-            raise _Reject("array bytes are not a bin")
+    start = 4 + 8 * ndim
+    if inline:
+        sent = len(data) - start
+        body, offset = data, start
     else:
-        k = obj["frame"]
-        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < len(buffers) or k in used:
-            raise _Reject(f"array frame index {k!r} is invalid or reused")
+        if len(data) != start + 4:
+            raise _Reject("array frame index is malformed")
+        k = _FRAME_INDEX.unpack_from(data, start)[0]
+        if k >= len(buffers) or k in used:
+            raise _Reject(f"array frame index {k} is invalid or reused")
         used.add(k)
-        data = buffers[k]
-    if len(data) != nbytes:
-        raise _Reject(f"array shape {shape} x {dt.itemsize} bytes = {nbytes} "
-                      f"but {len(data)} bytes were sent")
-    if dt == np.bool_ and count and np.frombuffer(data, dtype=np.uint8).max() > 1:
+        body, offset = buffers[k], 0
+        sent = len(body)
+    if sent != nbytes:
+        raise _Reject(f"array shape {list(shape)} x {dt.itemsize} bytes = {nbytes} "
+                      f"but {sent} bytes were sent")
+    if dt.kind == "b" and count and np.frombuffer(body, np.uint8, count, offset).max() > 1:
         # numpy would keep the stray bits: such a "bool" compares unequal to True
         raise _Reject("bool array holds bytes other than 0 and 1")
-    arr = np.frombuffer(data, dtype=dt).reshape(shape)
+    arr = np.frombuffer(body, dt, count, offset)
+    if ndim != 1:
+        arr = arr.reshape(shape)
     # a zero-copy zmq buffer is writable and ours alone; bytes are not: copy those
     return arr if arr.flags.writeable else arr.copy()
 
@@ -157,9 +168,10 @@ def _peek_tag(head: bytes, max_bytes: int) -> str:
     """The tag an envelope claims, or "?" (only on the error path: the message is refused)."""
     try:
         if len(head) <= max_bytes:
-            msg = msgpack.unpackb(head, raw=False, strict_map_key=False, max_ext_len=0)
-            if isinstance(msg, dict) and isinstance(msg.get("tag"), str):
-                return msg["tag"]
+            msg = msgpack.unpackb(head, raw=False, strict_map_key=False,
+                                  ext_hook=lambda code, data: None)
+            if isinstance(msg, list) and len(msg) == 6 and isinstance(msg[4], str):
+                return msg[4]
     except Exception:  # noqa: BLE001 - any damage: the tag stays unknown
         pass
     return "?"
@@ -174,32 +186,27 @@ def _decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
     if total > max_bytes:
         raise ProtocolError(peer, tag, f"message of {total} bytes exceeds the cap of {max_bytes}")
     used: set[int] = set()
-    hook = None
-    # without an array or a big integer in it, the hook would change nothing: skip the calls
-    if b"__nd__" in head or b"__bigint__" in head:
-        def hook(obj: dict) -> Any:
-            if "__nd__" in obj:
-                return _array(obj, buffers, used, max_bytes)
-            if "__bigint__" in obj:
-                data = obj["__bigint__"]
-                if len(obj) != 1 or not isinstance(data, bytes):
-                    raise _Reject("malformed big integer")
-                return int.from_bytes(data, "little", signed=True)
-            return obj
+
+    def ext_hook(code: int, data: bytes) -> Any:
+        if code == _INLINE or code == _OUT_OF_BAND:
+            return _array(data, code == _INLINE, buffers, used, max_bytes)
+        if code == _BIGINT:
+            return int.from_bytes(data, "little", signed=True)
+        raise _Reject(f"unknown extension type {code}")
 
     try:
-        msg = msgpack.unpackb(head, raw=False, strict_map_key=True, max_ext_len=0,
-                              use_list=True, object_hook=hook)
+        msg = msgpack.unpackb(head, raw=False, strict_map_key=True, use_list=True,
+                              ext_hook=ext_hook)
     except _Reject as e:
         raise ProtocolError(peer, tag, str(e)) from None
-    except (ValueError, TypeError, msgpack.UnpackException) as e:
+    except (ValueError, TypeError, struct.error, msgpack.UnpackException) as e:
         raise ProtocolError(peer, tag, f"undecodable frame: {type(e).__name__}: {e}") from None
-    if not isinstance(msg, dict) or msg.keys() != _ENVELOPE_KEYS:
-        keys = sorted(msg) if isinstance(msg, dict) else type(msg).__name__
-        raise ProtocolError(peer, tag, f"not an envelope (got {keys})")
-    if msg["v"] != VERSION:
-        raise ProtocolError(peer, tag, f"wire version {msg['v']!r}, expected {VERSION}")
-    session, seq, sender, mtag = msg["session"], msg["seq"], msg["sender"], msg["tag"]
+    if type(msg) is not list or len(msg) != 6:
+        raise ProtocolError(peer, tag, f"not an envelope [v, session, seq, sender, tag, body] "
+                                       f"(got {type(msg).__name__} of {len(msg) if isinstance(msg, (list, dict)) else 1})")
+    v, session, seq, sender, mtag, body = msg
+    if v != VERSION:
+        raise ProtocolError(peer, tag, f"wire version {v!r}, expected {VERSION}")
     for key, value, typ in (("session", session, str), ("sender", sender, str),
                             ("tag", mtag, str), ("seq", seq, int)):
         if type(value) is not typ:
@@ -208,7 +215,7 @@ def _decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
         raise ProtocolError(peer, tag, f"envelope seq {seq} is outside 0 .. 2**63 - 1")
     if len(used) != len(buffers):
         raise ProtocolError(peer, tag, f"{len(buffers) - len(used)} buffer frame(s) not referenced")
-    return Envelope(session, seq, sender, mtag, msg["body"], VERSION)
+    return Envelope(session, seq, sender, mtag, body, VERSION)
 
 
 def pack_value(obj: Any, label: str) -> bytes:
