@@ -4,7 +4,14 @@ Every secure point runs all K + 3 parties as real processes (``mpcbandit run``);
 non-secure time is the standard algorithm in one process (``--plaintext`` reference).
 Reduced sizes by default (this machine is shared); ``--paper`` runs the paper's sizes.
 The per-step time is the Controller's core loop (steps 2-5) divided by N - K, and the
-10^5-step time is extrapolated from it (set-up + (10^5 - K) x per-step) next to the paper's.
+10^5-step time is extrapolated from it (set-up + (10^5 - K) x per-step). Two comparisons,
+each measured in the same run:
+
+- the paper's quantity beside the paper's figure: the paper times one process running every
+  party's computation (crypto included, no messaging); ``one_process_ms_per_step`` runs every
+  party as a thread of one process, messages passed in memory (``--no-one-process`` skips it);
+- the distributed time beside its floor: ``relay_ms_per_step`` is a bare pyzmq relay of the
+  same message pattern and process count (scripts/bench_zmq_relay.py), run right after.
 
     python scripts/bench_samba.py                       # reduced, both datasets, six algorithms
     python scripts/bench_samba.py --net lan --algorithms ucb
@@ -24,11 +31,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mpcbandit.results import write_csv  # noqa: E402
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.errors import PartyFailed  # noqa: E402
 from mpcbandit.launch import pick_base_port, run_local  # noqa: E402
+from mpcbandit.protocols import get_protocol  # noqa: E402
+from mpcbandit.protocols.inproc_runner import run_protocol_inproc  # noqa: E402
 from mpcbandit.protocols.samba import plaintext  # noqa: E402
+from mpcbandit.results import write_csv  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_zmq_relay import relay_ms_per_step  # noqa: E402
 
 SIX = ["epsilon-greedy", "epsilon-decreasing", "ucb", "thompson", "softmax", "pursuit"]
 CONFIGS = {"movielens": REPO / "configs" / "samba-movielens.toml",
@@ -71,6 +83,14 @@ def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,
             "cpu": s["cpu_s_by_role"], "rounds_per_step": s["rounds_total"] / steps}
 
 
+def one_process_ms_per_step(dataset: str, algorithm: str, budget: int, arms: int,
+                             extra: list[str]) -> float:
+    """The paper's quantity: ms per step with every party a thread of one process."""
+    cfg = load_config(CONFIGS[dataset], _overrides(algorithm, budget, arms, "none", extra))
+    results, _ = run_protocol_inproc(cfg)
+    return 1e3 * get_protocol("samba").summarize(cfg, results)["core_s"] / (budget - arms)
+
+
 def plaintext_point(dataset: str, algorithm: str, budget: int, arms: int,
                     extra: list[str]) -> tuple[float, dict]:
     """Seconds of the standard algorithm in one process, and its summary."""
@@ -109,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--net", default="none", help="none | lan | wan")
     ap.add_argument("--paillier-bits", type=int, default=2048)
     ap.add_argument("--out", type=Path, default=REPO / "results" / "samba")
+    ap.add_argument("--no-one-process", dest="one_process", action="store_false",
+                    help="skip the one-process run of every point (the paper's quantity)")
     args = ap.parse_args(argv)
     if args.paper:
         args.n_list, args.k_list, args.n_for_k, args.reward_n = PAPER_N, PAPER_K, 100_000, 100_000
@@ -127,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         row["plaintext_s"] = plain_s
         row["plaintext_ms_per_step"] = 1e3 * plain_s / (n - k)
         row["paper_1e5_s"] = PAPER_S.get((k, a == "pursuit"), "")
+        row["relay_ms_per_step"] = relay_ms_per_step(k, min(n - k, 2000))
+        row["vs_relay"] = row["ms_per_step"] / row["relay_ms_per_step"]
+        if args.one_process:
+            row["one_process_ms_per_step"] = one_process_ms_per_step(d, a, n, k, extra)
+            row["one_process_1e5_s"] = row["one_process_ms_per_step"] * (100_000 - k) / 1e3
         cpu = row.pop("cpu")
         total = sum(cpu.values()) or 1.0
         for role in ("controller", "comp", "do", "dc"):
@@ -134,7 +161,10 @@ def main(argv: list[str] | None = None) -> int:
                            "cpu_s": cpu.get(role, 0.0), "share": cpu.get(role, 0.0) / total,
                            "per_party_share": cpu.get(role, 0.0) / total / (k if role == "do" else 1)})
         times.append(row)
-        print(f"{d:9s} {a:18s} N={n:6d} K={k:3d}: {row['ms_per_step']:.2f} ms/step secure, "
+        one = (f", one process {row['one_process_ms_per_step']:.2f} ms/step"
+               if args.one_process else "")
+        print(f"{d:9s} {a:18s} N={n:6d} K={k:3d}: {row['ms_per_step']:.2f} ms/step secure "
+              f"(relay floor {row['relay_ms_per_step']:.2f}, {row['vs_relay']:.1f}x){one}, "
               f"{row['plaintext_ms_per_step']:.3f} ms/step plaintext, est 1e5 {row['est_1e5_s']:.0f} s "
               f"(paper {row['paper_1e5_s'] or '-'}), load {row['load1']:.1f}", flush=True)
     _write(args.out / "times.csv", times)
@@ -157,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     _write(args.out / "rewards.csv", rewards)
 
     print("\nFigure 8 (a)/(b): seconds; est_1e5_s extrapolates the measured per-step time")
-    print(_table(times, ["dataset", "algorithm", "N", "K", "net", "ms_per_step", "core_s",
-                         "protocol_s", "est_1e5_s", "paper_1e5_s", "plaintext_ms_per_step", "load1"]))
+    one = ["one_process_ms_per_step", "one_process_1e5_s"] if args.one_process else []
+    print(_table(times, ["dataset", "algorithm", "N", "K", "net", "ms_per_step", "relay_ms_per_step",
+                         "vs_relay", "est_1e5_s", *one, "paper_1e5_s", "plaintext_ms_per_step",
+                         "load1"]))
     print("\nFigure 8 (c): cumulative reward (secure = plaintext, Theorem 2)")
     print(_table([r for r in rewards if r["N"] == args.reward_n], ["dataset", "algorithm", "N", "K",
                                                                    "cumulative_reward"]))

@@ -22,8 +22,8 @@ def run_hannun(overrides: list[str], record: tuple[str, ...] = ()):
             if name in seen:
                 take = chan._take
 
-                def recording(label, peer):
-                    body, nbytes = take(label, peer)
+                def recording(label, peer, tag):
+                    body, nbytes = take(label, peer, tag)
                     seen[name].append((label, peer, body))
                     return body, nbytes
                 chan._take = recording

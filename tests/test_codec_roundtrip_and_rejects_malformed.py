@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mpcbandit.errors import ProtocolError
-from mpcbandit.net.codec import ALLOWED_DTYPES, OUT_OF_BAND_BYTES, VERSION, Envelope, decode, encode
+from mpcbandit.net.codec import (
+    ALLOWED_DTYPES,
+    OUT_OF_BAND_BYTES,
+    VERSION,
+    Envelope,
+    decode,
+    encode,
+)
 
 CAP = 64 * 2**20
 

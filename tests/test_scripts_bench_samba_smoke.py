@@ -10,7 +10,7 @@ from conftest import load_script
 
 
 @pytest.mark.slow
-def test_bench_samba_writes_the_three_tables_and_the_figure(tmp_path, capsys):
+def test_bench_samba_writes_the_three_tables_beside_the_relay_floor_and_the_figure(tmp_path, capsys):
     bench = load_script("bench_samba")
     assert bench.main(["--datasets", "synthetic", "--algorithms", "epsilon-greedy",
                        "--n-list", "30", "--k-list", "3", "--k-max", "3", "--n-for-k", "30",
@@ -18,6 +18,9 @@ def test_bench_samba_writes_the_three_tables_and_the_figure(tmp_path, capsys):
     with (tmp_path / "times.csv").open() as f:
         (row,) = list(csv.DictReader(f))
     assert (row["N"], row["K"]) == ("30", "3") and float(row["ms_per_step"]) > 0
+    # the floor and the paper's quantity are measured beside it, in the same run
+    assert float(row["relay_ms_per_step"]) > 0 and float(row["one_process_ms_per_step"]) > 0
+    assert float(row["vs_relay"]) == pytest.approx(float(row["ms_per_step"]) / float(row["relay_ms_per_step"]))
     with (tmp_path / "shares.csv").open() as f:
         assert {r["role"] for r in csv.DictReader(f)} == {"controller", "comp", "do", "dc"}
     with (tmp_path / "rewards.csv").open() as f:
