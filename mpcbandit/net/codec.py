@@ -202,8 +202,8 @@ def _decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
     except (ValueError, TypeError, struct.error, msgpack.UnpackException) as e:
         raise ProtocolError(peer, tag, f"undecodable frame: {type(e).__name__}: {e}") from None
     if type(msg) is not list or len(msg) != 6:
-        raise ProtocolError(peer, tag, f"not an envelope [v, session, seq, sender, tag, body] "
-                                       f"(got {type(msg).__name__} of {len(msg) if isinstance(msg, (list, dict)) else 1})")
+        got = f"{type(msg).__name__} of {len(msg)}" if isinstance(msg, (list, dict)) else type(msg).__name__
+        raise ProtocolError(peer, tag, f"not an envelope [v, session, seq, sender, tag, body] (got {got})")
     v, session, seq, sender, mtag, body = msg
     if v != VERSION:
         raise ProtocolError(peer, tag, f"wire version {v!r}, expected {VERSION}")
