@@ -32,8 +32,9 @@ from mpcbandit.protocols.mpcops import MpcOpsSection, run_ops  # noqa: E402
 
 CONFIG = ROOT / "configs" / "mpc-ops.toml"
 OPS = ["add", "mul", "lt", "argmax", "reciprocal", "exp"]
-#: quoted, not measured here: milliseconds per call measured once on a 2-core machine of the
-#: same kind (CrypTen 0.4 with 2 parties, MPyC with 3, 1000 elements; argmax over 10)
+#: quoted, not measured here: milliseconds per call as the engine's goal was set from them,
+#: measured once on a 2-core machine of this kind (CrypTen with 2 parties, MPyC with 3, which
+#: has no secure 2-party mode; 1000 elements, argmax over 10)
 QUOTED_MS = {"CrypTen (2 parties)": {"mul": 2.0, "lt": 21.0, "argmax A=10": 73.0, "reciprocal": 100.0},
              "MPyC (3 parties)": {"mul": 201.0, "lt": 883.0, "argmax A=10": 46.0, "reciprocal": 3300.0}}
 

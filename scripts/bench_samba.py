@@ -52,9 +52,10 @@ PAPER_N = [50_000, 60_000, 70_000, 80_000, 90_000, 100_000]
 PAPER_K = [10, 20, 40, 60, 80, 100]
 
 
-def _overrides(algorithm: str, budget: int, arms: int, net: str, extra: list[str]) -> list[str]:
-    return [f"samba.algorithm={algorithm}", f"samba.budget={budget}", f"samba.arms={arms}",
-            f"run.net={net}", *extra]
+def _config(dataset: str, algorithm: str, budget: int, arms: int, net: str, extra: list[str]):
+    """The dataset's shipped config with this point's settings."""
+    return load_config(CONFIGS[dataset], [f"samba.algorithm={algorithm}", f"samba.budget={budget}",
+                                          f"samba.arms={arms}", f"run.net={net}", *extra])
 
 
 def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,
@@ -65,8 +66,7 @@ def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,
             load = os.getloadavg()[0]
             ports = [f"network.base_port={pick_base_port('127.0.0.1', arms + 3)}"]
             try:
-                cfg = load_config(CONFIGS[dataset],
-                                  _overrides(algorithm, budget, arms, net, extra + ports))
+                cfg = _config(dataset, algorithm, budget, arms, net, extra + ports)
                 s = run_local(cfg, Path(out), echo=lambda *a: None)
                 break
             except PartyFailed as e:
@@ -86,7 +86,7 @@ def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,
 def one_process_ms_per_step(dataset: str, algorithm: str, budget: int, arms: int,
                              extra: list[str]) -> float:
     """The paper's quantity: ms per step with every party a thread of one process."""
-    cfg = load_config(CONFIGS[dataset], _overrides(algorithm, budget, arms, "none", extra))
+    cfg = _config(dataset, algorithm, budget, arms, "none", extra)
     results, _ = run_protocol_inproc(cfg)
     return 1e3 * get_protocol("samba").summarize(cfg, results)["core_s"] / (budget - arms)
 
@@ -94,7 +94,7 @@ def one_process_ms_per_step(dataset: str, algorithm: str, budget: int, arms: int
 def plaintext_point(dataset: str, algorithm: str, budget: int, arms: int,
                     extra: list[str]) -> tuple[float, dict]:
     """Seconds of the standard algorithm in one process, and its summary."""
-    cfg = load_config(CONFIGS[dataset], _overrides(algorithm, budget, arms, "none", extra))
+    cfg = _config(dataset, algorithm, budget, arms, "none", extra)
     t0 = time.perf_counter()
     ref = plaintext(cfg)
     return time.perf_counter() - t0, ref

@@ -173,7 +173,8 @@ def main() -> None:
     args = ap.parse_args()
     sizes = args.sizes or (SIZES[::2] + [SIZES[-1]] if args.quick else SIZES)
     records = []
-    print(f"load average {os.getloadavg()[0]:.2f}; {'pinned, one core per process' if args.pin else 'unpinned'}; one round = send to every peer, receive from "
+    placement = "pinned, one core per process" if args.pin else "unpinned"
+    print(f"load average {os.getloadavg()[0]:.2f}; {placement}; one round = send to every peer, receive from "
           f"every peer; best of {args.repeats} interleaved runs; cpu = process CPU (all threads) "
           "per round, per party")
     print(f"{'procs':>5} {'link':>4} {'security':>8} {'payload':>8} | {'ours us':>8} {'raw us':>8} {'ratio':>6} | "
