@@ -31,7 +31,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "o3m-lints": ("configs/o3m-synthetic.toml", ["o3m.iterations=60", 'o3m.algorithm="lints"']),
     **{f"jdp-{noise}": ("configs/jdp-synthetic.toml",
                         ["jdp.horizon=40", "jdp.seeded_noise=true", f'jdp.noise="{noise}"'])
-       for noise in ("gaussian", "wishart", "none")},
+       for noise in ("gaussian", "wishart", "shifted-wishart", "none")},
     "feducb": ("configs/feducb-synthetic.toml", ["feducb.horizon=30", "feducb.seeded_noise=true"]),
     "feducb-p2p": ("configs/feducb-p2p.toml", ["feducb.horizon=30", "feducb.seeded_noise=true"]),
 }

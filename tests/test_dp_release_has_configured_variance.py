@@ -1,5 +1,8 @@
 """Released minus true sums: mean = the shift, per-entry variance = nodes x the node variance.
 
+Gaussian releases use the prefix's popcount(t) nodes; Wishart releases (plain and shifted) are
+padded to exactly m = 4 draws, so their mean is (m k L~^2 - c) I and their variance m times a node's.
+
 Fixed-seed statistical checks: N replicate trees give, per (t, entry class), a sample variance
 whose ratio to the configured one has standard error about sqrt(2/N) = 0.035 at N = 1600 (pooled
 over entries, smaller); the acceptance band +-0.12 is > 3.4 standard errors.
@@ -22,7 +25,8 @@ def _noise_of_releases(params, seed: int) -> tuple[np.ndarray, list[int]]:
     nodes = []
     rng = np.random.default_rng(seed)
     for r in range(N):
-        tree = TreeMechanism(dim, 8, params.node_noise(src), shift=params.shift)
+        tree = TreeMechanism(dim, 8, params.node_noise(src), shift=params.shift,
+                             pad=params.pads_to_depth)
         total = np.zeros((dim, dim))
         nodes = []
         for t in range(STEPS):
@@ -34,11 +38,15 @@ def _noise_of_releases(params, seed: int) -> tuple[np.ndarray, list[int]]:
     return out, nodes
 
 
-@pytest.mark.parametrize("noise,eps", [("gaussian", 1.0), ("wishart", 40.0)])
-def test_release_noise_mean_and_per_entry_variance(noise, eps):
+@pytest.mark.parametrize("noise,eps,want_nodes", [
+    ("gaussian", 1.0, [1, 1, 2, 1, 2, 2, 3]),
+    ("wishart", 40.0, [4] * 7),
+    ("shifted-wishart", 40.0, [4] * 7),
+])
+def test_release_noise_mean_and_per_entry_variance(noise, eps, want_nodes):
     params = privacy_params(noise, epsilon=eps, delta=0.1, dims=3, releases=8)
     noise_draws, nodes = _noise_of_releases(params, seed=11)
-    assert nodes == [1, 1, 2, 1, 2, 2, 3]
+    assert nodes == want_nodes
     dim = params.dims + 1
     off = ~np.eye(dim, dtype=bool)
     for t, k in enumerate(nodes):
@@ -50,7 +58,7 @@ def test_release_noise_mean_and_per_entry_variance(noise, eps):
         assert abs(ratio_off - 1) < 0.12, (t, ratio_off)
         assert abs(ratio_diag - 1) < 0.12, (t, ratio_diag)
         want_mean = params.shift * np.eye(dim)
-        if noise == "wishart":
+        if noise != "gaussian":
             want_mean = want_mean + k * params.wishart_k * params.l_tilde2 * np.eye(dim)
         se = np.sqrt(want_var / N)
         assert np.all(np.abs(mean - want_mean) < 5 * se), t

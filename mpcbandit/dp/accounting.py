@@ -15,6 +15,15 @@ Wishart W_{d+1}(L~^2 I, k) (Shariff & Sheffet §4.1, Prop. 9; always PSD, no shi
   rho_min = L~^2 (sqrt(mk) - sqrt(d) - sqrt(2 ln(8N/alpha)))^2,
   rho_max = L~^2 (sqrt(mk) + sqrt(d) + sqrt(2 ln(8N/alpha)))^2,
   gamma = L~ (sqrt(d) + sqrt(2 ln(2N/alpha))).
+  Every release sums exactly m draws (a prefix of fewer tree nodes is padded with fresh ones):
+  the bounds are stated for W(L~^2 I, mk), and a prefix of one node would fall below rho_min.
+Shifted Wishart (Shariff & Sheffet §4.1, Eq. 4 and Cor. 10: the variant of their regret
+corollary): the same draws, then H_t - c I with, for a = sqrt(d) + sqrt(2 ln(8N/alpha)),
+  c = L~^2 (sqrt(mk) - a)^2 - 4 L~^2 sqrt(mk) a   (rho_min minus the new rho_min), so
+  rho_min = 4 L~^2 sqrt(mk) a, rho_max = 8 L~^2 sqrt(mk) a,
+  gamma = L~ sqrt(sqrt(mk) (sqrt(d) + sqrt(2 ln(2N/alpha)))).
+  rho_max / rho_min = 2 at any epsilon, where the plain Wishart's ((sqrt(mk) + a) / (sqrt(mk) -
+  a))^2 grows without bound as epsilon grows and k falls to its floor d + 2.
 N is the number of releases covered by the union bound: n for JDP, n M for FedUCB.
 Upsilon is computed from the sigma_noise actually used (D&P print ln(4/delta) in their Lambda
 but ln(2/delta) in sigma_N; deriving it from sigma keeps the shift matched to the noise).
@@ -31,9 +40,10 @@ import numpy as np
 from mpcbandit.dp.noise import NormalSource, symmetric_gaussian, wishart
 from mpcbandit.dp.tree import tree_depth
 
-__all__ = ["NOISES", "PrivacyParams", "privacy_params"]
+__all__ = ["NOISES", "WISHARTS", "PrivacyParams", "privacy_params"]
 
-NOISES = ("gaussian", "wishart", "none")
+NOISES = ("gaussian", "wishart", "shifted-wishart", "none")
+WISHARTS = ("wishart", "shifted-wishart")
 
 
 @dataclass(frozen=True)
@@ -52,19 +62,25 @@ class PrivacyParams:
     sigma_noise: float     # per-entry std of a Gaussian node (0 otherwise)
     wishart_k: int         # Wishart degrees of freedom (0 otherwise)
     upsilon: float         # bound on ||H_t|| before the shift (Gaussian)
-    shift: float           # c in H_t + c I: 2 Upsilon (Gaussian), 0 (Wishart), lambda (none)
+    shift: float           # added as shift I: 2 Upsilon (Gaussian), 0 (Wishart), -c (shifted
+                           # Wishart), lambda (none)
     rho_min: float
     rho_max: float
     gamma: float           # bound on ||h_t||_{H_t^-1} (kappa in Dubey & Pentland)
     node_eps: float        # per-node privacy: eps / sqrt(8 m ln(2/delta))
     node_delta: float      # delta / 2m
 
+    @property
+    def pads_to_depth(self) -> bool:
+        """Whether every release must sum exactly m node draws (the Wishart bounds need it)."""
+        return self.noise in WISHARTS
+
     def node_noise(self, src: NormalSource) -> Callable[[], np.ndarray]:
         """A sampler of one tree node's (d+1) x (d+1) noise."""
         dim = self.dims + 1
         if self.noise == "gaussian":
             return lambda: symmetric_gaussian(src, dim, self.sigma_noise)
-        if self.noise == "wishart":
+        if self.noise in WISHARTS:
             return lambda: wishart(src, dim, self.l_tilde2, self.wishart_k)
         return lambda: np.zeros((dim, dim))
 
@@ -73,7 +89,7 @@ class PrivacyParams:
         dim = self.dims + 1
         if self.noise == "gaussian":
             base = self.sigma_noise**2 * (np.ones((dim, dim)) + np.eye(dim))
-        elif self.noise == "wishart":
+        elif self.noise in WISHARTS:
             base = self.wishart_k * self.l_tilde2**2 * (np.ones((dim, dim)) + np.eye(dim))
         else:
             base = np.zeros((dim, dim))
@@ -117,6 +133,11 @@ def privacy_params(noise: str, *, epsilon: float, delta: float, dims: int, relea
     if rho_min <= 0:
         raise ValueError(f"Wishart bound rho_min is 0 (sqrt(mk) = {root:.1f} <= {a:.1f}); "
                          "use larger k (smaller epsilon) or Gaussian noise")
-    return PrivacyParams(**common, sigma_noise=0.0, wishart_k=k, upsilon=0.0, shift=0.0,
-                         rho_min=rho_min, rho_max=lt2 * (root + a) ** 2,
-                         gamma=math.sqrt(lt2) * (math.sqrt(d) + math.sqrt(2 * math.log(2 * big_n / alpha))))
+    b = math.sqrt(d) + math.sqrt(2 * math.log(2 * big_n / alpha))
+    if noise == "wishart":
+        return PrivacyParams(**common, sigma_noise=0.0, wishart_k=k, upsilon=0.0, shift=0.0,
+                             rho_min=rho_min, rho_max=lt2 * (root + a) ** 2, gamma=math.sqrt(lt2) * b)
+    new_min = 4 * lt2 * root * a  # Eq. 4: shift the lower bound down to rho_min'
+    return PrivacyParams(**common, sigma_noise=0.0, wishart_k=k, upsilon=0.0,
+                         shift=-(rho_min - new_min), rho_min=new_min, rho_max=2 * new_min,
+                         gamma=math.sqrt(lt2) * math.sqrt(root * b))

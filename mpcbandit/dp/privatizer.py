@@ -35,7 +35,7 @@ class Privatizer:
     def __init__(self, params: PrivacyParams, src: NormalSource):
         self.params, self.src = params, src
         self.tree = TreeMechanism(params.dims + 1, params.releases, params.node_noise(src),
-                                  shift=params.shift)
+                                  shift=params.shift, pad=params.pads_to_depth)
 
     def state(self) -> dict:
         """The tree and how far its noise stream has been drawn (never the noise seed)."""

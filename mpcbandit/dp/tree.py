@@ -6,6 +6,11 @@ node holds the sum of its leaves plus its own noise, drawn once. The prefix sum 
 of the dyadic nodes named by the set bits of t, i.e. popcount(t) <= m nodes. The empty prefix
 (before any insert) is released as one node of pure noise, so the first regularizer has the
 same law as the later ones.
+
+With `pad = True` every release is built from exactly m noise draws: the prefix's nodes plus
+m - popcount(t) fresh draws (Wishart noise, whose accuracy bounds rho_min, rho_max are stated
+for a sum of m draws: a prefix of fewer nodes would fall below rho_min). Extra independent noise
+is post-processing, so privacy is unchanged.
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ class TreeMechanism:
     """Private running sums of (dim x dim) items; at most `capacity` inserts."""
 
     def __init__(self, dim: int, capacity: int, node_noise: Callable[[], np.ndarray],
-                 shift: float = 0.0):
-        self.dim, self.capacity = dim, capacity
+                 shift: float = 0.0, pad: bool = False):
+        self.dim, self.capacity, self.pad = dim, capacity, pad
         self.depth = tree_depth(capacity)
         self.node_noise = node_noise
         self.shift = shift  # added as shift * I to every release (the PSD shift, or ridge)
@@ -38,12 +43,14 @@ class TreeMechanism:
         self._exact = [np.zeros((dim, dim)) for _ in range(self.depth)]  # p-sums alpha_j
         self._noisy = [np.zeros((dim, dim)) for _ in range(self.depth)]  # alpha_j + noise_j
         self._empty_noise: np.ndarray | None = None
+        self._padding = np.zeros((dim, dim))  # fresh draws completing the current prefix to m
         self.nodes_used = 0
 
     def state(self) -> dict:
         """Node sums, noise and counters (for a checkpoint; never the noise generator)."""
         return {"count": self.count, "exact": self._exact, "noisy": self._noisy,
-                "empty_noise": self._empty_noise, "nodes_used": self.nodes_used}
+                "empty_noise": self._empty_noise, "padding": self._padding,
+                "nodes_used": self.nodes_used}
 
     def load_state(self, state: dict) -> None:
         """Go on from a `state()` of a tree with the same dim and capacity."""
@@ -56,6 +63,7 @@ class TreeMechanism:
         self._noisy = [np.array(a, dtype=np.float64) for a in state["noisy"]]
         e = state["empty_noise"]
         self._empty_noise = None if e is None else np.array(e, dtype=np.float64)
+        self._padding = np.array(state["padding"], dtype=np.float64)
 
     def insert(self, item: np.ndarray) -> np.ndarray:
         """Add item t = count + 1 and return the released noisy prefix sum s_t (+ shift I)."""
@@ -69,16 +77,21 @@ class TreeMechanism:
             self._exact[i] = np.zeros((self.dim, self.dim))
             self._noisy[i] = np.zeros((self.dim, self.dim))
         self._noisy[j] = self._exact[j] + self.node_noise()
+        if self.pad:
+            self._padding = self._draws(self.depth - bin(self.count).count("1"))
         return self.release()
 
+    def _draws(self, n: int) -> np.ndarray:
+        return sum((self.node_noise() for _ in range(n)), np.zeros((self.dim, self.dim)))
+
     def release(self) -> np.ndarray:
-        """The current noisy prefix sum plus shift * I, built from the fewest nodes."""
+        """The current noisy prefix sum plus shift * I, from the fewest nodes (plus the padding)."""
         bits = [j for j in range(self.depth) if self.count >> j & 1]
         if not bits:
             if self._empty_noise is None:
-                self._empty_noise = self.node_noise()
-            total, self.nodes_used = self._empty_noise.copy(), 1
+                self._empty_noise = self._draws(self.depth if self.pad else 1)
+            total, self.nodes_used = self._empty_noise.copy(), self.depth if self.pad else 1
         else:
-            total = sum((self._noisy[j] for j in bits), np.zeros((self.dim, self.dim)))
-            self.nodes_used = len(bits)
+            total = sum((self._noisy[j] for j in bits), self._padding)
+            self.nodes_used = self.depth if self.pad else len(bits)
         return total + self.shift * np.eye(self.dim)

@@ -53,7 +53,8 @@ class FeducbSection:
     horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds (every agent acts each round)")
     epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
     delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
-    noise: str = spec("gaussian", choices=NOISES, doc="gaussian (shifted) | wishart | none")
+    noise: str = spec("gaussian", choices=NOISES,
+                      doc="gaussian (shifted by 2 Upsilon) | wishart | shifted-wishart | none")
     schedule: str = spec("threshold", choices=SCHEDULES,
                          doc="threshold (log-det rule with D) | mlogt | m1.5 | mt (fixed)")
     threshold: float = spec(0.0, min=0.0, doc="D of the log-det rule; 0: Theorem 1's choice")

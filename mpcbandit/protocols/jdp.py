@@ -40,7 +40,8 @@ class JdpSection:
     horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds")
     epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
     delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
-    noise: str = spec("gaussian", choices=NOISES, doc="gaussian (shifted) | wishart | none")
+    noise: str = spec("gaussian", choices=NOISES,
+                      doc="gaussian (shifted by 2 Upsilon) | wishart | shifted-wishart | none")
     lam: float = spec(1.0, doc="ridge regularizer when noise = none (> 0)")
     alpha: float = spec(0.1, doc="failure probability of the confidence bounds, in (0, 1)")
     reward_sigma: float = spec(0.5, min=0.0, doc="sub-Gaussian scale of the reward noise")
