@@ -26,7 +26,7 @@ def _noise_of_releases(params, seed: int) -> tuple[np.ndarray, list[int]]:
     rng = np.random.default_rng(seed)
     for r in range(N):
         tree = TreeMechanism(dim, 8, params.node_noise(src), shift=params.shift,
-                             pad=params.pads_to_depth)
+                             pad_noise=params.pad_noise(src))
         total = np.zeros((dim, dim))
         nodes = []
         for t in range(STEPS):

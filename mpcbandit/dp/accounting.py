@@ -70,11 +70,6 @@ class PrivacyParams:
     node_eps: float        # per-node privacy: eps / sqrt(8 m ln(2/delta))
     node_delta: float      # delta / 2m
 
-    @property
-    def pads_to_depth(self) -> bool:
-        """Whether every release must sum exactly m node draws (the Wishart bounds need it)."""
-        return self.noise in WISHARTS
-
     def node_noise(self, src: NormalSource) -> Callable[[], np.ndarray]:
         """A sampler of one tree node's (d+1) x (d+1) noise."""
         dim = self.dims + 1
@@ -83,6 +78,13 @@ class PrivacyParams:
         if self.noise in WISHARTS:
             return lambda: wishart(src, dim, self.l_tilde2, self.wishart_k)
         return lambda: np.zeros((dim, dim))
+
+    def pad_noise(self, src: NormalSource) -> Callable[[int], np.ndarray] | None:
+        """n -> n nodes' noise in one draw (W(L~^2 I, n k)), for the Wishart variants, whose
+        bounds need every release to sum m nodes' noise; None for the others."""
+        if self.noise not in WISHARTS:
+            return None
+        return lambda n: wishart(src, self.dims + 1, self.l_tilde2, n * self.wishart_k)
 
     def entry_variance(self, nodes: int) -> np.ndarray:
         """Per-entry variance of a release built from `nodes` tree nodes, (d+1) x (d+1)."""

@@ -35,7 +35,7 @@ class Privatizer:
     def __init__(self, params: PrivacyParams, src: NormalSource):
         self.params, self.src = params, src
         self.tree = TreeMechanism(params.dims + 1, params.releases, params.node_noise(src),
-                                  shift=params.shift, pad=params.pads_to_depth)
+                                  shift=params.shift, pad_noise=params.pad_noise(src))
 
     def state(self) -> dict:
         """The tree and how far its noise stream has been drawn (never the noise seed)."""

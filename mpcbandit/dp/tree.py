@@ -7,10 +7,10 @@ of the dyadic nodes named by the set bits of t, i.e. popcount(t) <= m nodes. The
 (before any insert) is released as one node of pure noise, so the first regularizer has the
 same law as the later ones.
 
-With `pad = True` every release is built from exactly m noise draws: the prefix's nodes plus
-m - popcount(t) fresh draws (Wishart noise, whose accuracy bounds rho_min, rho_max are stated
-for a sum of m draws: a prefix of fewer nodes would fall below rho_min). Extra independent noise
-is post-processing, so privacy is unchanged.
+Given `pad_noise` (n -> the noise of n nodes in one draw), every release is built from exactly
+m nodes' noise: the prefix's nodes plus m - popcount(t) nodes' worth drawn fresh (Wishart noise,
+whose accuracy bounds rho_min, rho_max are stated for a sum of m draws: a prefix of fewer nodes
+would fall below rho_min). Extra independent noise is post-processing: privacy is unchanged.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ class TreeMechanism:
     """Private running sums of (dim x dim) items; at most `capacity` inserts."""
 
     def __init__(self, dim: int, capacity: int, node_noise: Callable[[], np.ndarray],
-                 shift: float = 0.0, pad: bool = False):
-        self.dim, self.capacity, self.pad = dim, capacity, pad
+                 shift: float = 0.0, pad_noise: Callable[[int], np.ndarray] | None = None):
+        self.dim, self.capacity, self.pad_noise = dim, capacity, pad_noise
         self.depth = tree_depth(capacity)
         self.node_noise = node_noise
         self.shift = shift  # added as shift * I to every release (the PSD shift, or ridge)
@@ -77,21 +77,20 @@ class TreeMechanism:
             self._exact[i] = np.zeros((self.dim, self.dim))
             self._noisy[i] = np.zeros((self.dim, self.dim))
         self._noisy[j] = self._exact[j] + self.node_noise()
-        if self.pad:
-            self._padding = self._draws(self.depth - bin(self.count).count("1"))
+        if self.pad_noise is not None:
+            missing = self.depth - bin(self.count).count("1")
+            self._padding = self.pad_noise(missing) if missing else np.zeros((self.dim, self.dim))
         return self.release()
-
-    def _draws(self, n: int) -> np.ndarray:
-        return sum((self.node_noise() for _ in range(n)), np.zeros((self.dim, self.dim)))
 
     def release(self) -> np.ndarray:
         """The current noisy prefix sum plus shift * I, from the fewest nodes (plus the padding)."""
         bits = [j for j in range(self.depth) if self.count >> j & 1]
         if not bits:
+            padded = self.pad_noise is not None
             if self._empty_noise is None:
-                self._empty_noise = self._draws(self.depth if self.pad else 1)
-            total, self.nodes_used = self._empty_noise.copy(), self.depth if self.pad else 1
+                self._empty_noise = self.pad_noise(self.depth) if padded else self.node_noise()
+            total, self.nodes_used = self._empty_noise.copy(), self.depth if padded else 1
         else:
             total = sum((self._noisy[j] for j in bits), self._padding)
-            self.nodes_used = self.depth if self.pad else len(bits)
+            self.nodes_used = len(bits) if self.pad_noise is None else self.depth
         return total + self.shift * np.eye(self.dim)
