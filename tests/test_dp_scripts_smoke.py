@@ -30,9 +30,16 @@ def test_fig_feducb_smoke(tmp_path):
 
 
 def test_fig_jdp_smoke(tmp_path):
-    _script("fig_jdp.py", "--out", str(tmp_path), "--horizon", "15", "--runs", "1", "--eps", "1", "100")
+    _script("fig_jdp.py", "--out", str(tmp_path), "--horizon", "15", "--runs", "2", "--eps", "1", "100",
+            "--jobs", "1")
     rows = _rows(tmp_path / "jdp_regret_vs_eps.csv")
-    assert rows[0] == ["epsilon", "wishart", "gaussian", "non_private"] and len(rows) == 3
+    assert rows[0][:6] == ["epsilon", "gaussian", "wishart", "shifted_wishart", "non_private", "random"]
+    assert len(rows) == 3
+    curves = _rows(tmp_path / "jdp_experiment.csv")
+    # two gaps x (random + four learners) x 15 steps, every value finite
+    assert len(curves) == 1 + 2 * 5 * 15
+    assert {r[1] for r in curves[1:]} == {"random", "none", "gaussian", "wishart", "shifted-wishart"}
+    assert all(float(r[3]) >= 0 for r in curves[1:])
 
 
 def test_bench_dp_processes_smoke(tmp_path):

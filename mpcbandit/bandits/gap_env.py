@@ -2,8 +2,9 @@
 
 theta* is fixed at random on the unit sphere (so ||theta*|| = S = 1, inside B_d(1)); each round
 draws K actions of norm <= 1 (L = 1): K - 1 with <x, theta*> uniform in [0.5, 0.6] and one
-optimal action with <x, theta*> uniform in [0.7, 0.8], at a random position, so the gap is at
-least 0.1; the reward is y ~ Bernoulli(<x, theta*>). Each user stream (one per agent) has its
+optimal action with <x, theta*> uniform in [0.6, 0.7] + gap, at a random position, so the best
+action leads by at least `gap` (0.1 by default: [0.7, 0.8]; gap 0 leaves the lead arbitrarily
+small); the reward is y ~ Bernoulli(<x, theta*>). Each user stream (one per agent) has its
 own generators for action sets and rewards, so a learner's choices never shift the stream.
 """
 
@@ -25,10 +26,12 @@ def env_theta(seed: int, dims: int) -> np.ndarray:
 class GapEnvironment:
     """One user stream: action sets D_t (K x d), their means, Bernoulli rewards."""
 
-    def __init__(self, seed: int, dims: int, actions: int, stream: str):
+    def __init__(self, seed: int, dims: int, actions: int, stream: str, gap: float = 0.1):
         if actions < 2:
             raise ValueError(f"need at least 2 actions per round, got {actions}")
-        self.dims, self.actions = dims, actions
+        if not 0.0 <= gap <= 0.3:
+            raise ValueError(f"gap {gap!r} must be in [0, 0.3] (the best mean stays <= 1)")
+        self.dims, self.actions, self.gap = dims, actions, gap
         self.theta = env_theta(seed, dims)
         self._ctx = seeded_rng(seed, f"gap-env/contexts/{stream}")
         self._rew = seeded_rng(seed, f"gap-env/rewards/{stream}")
@@ -46,7 +49,7 @@ class GapEnvironment:
         """(D_t as K x d, expected rewards <x, theta*> as K)."""
         k, d, rng = self.actions, self.dims, self._ctx
         means = rng.uniform(0.5, 0.6, size=k)
-        means[rng.integers(k)] = rng.uniform(0.7, 0.8)
+        means[rng.integers(k)] = rng.uniform(0.7, 0.8) - (0.1 - self.gap)
         w = rng.standard_normal((k, d))
         w -= np.outer(w @ self.theta, self.theta)  # orthogonal to theta*
         w /= np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-12)

@@ -30,9 +30,10 @@ def jdp_arm(gram: np.ndarray, vec: np.ndarray, contexts: np.ndarray, params: Pri
 
 
 def simulate_jdp(*, dims: int, actions: int, horizon: int, params: PrivacyParams, seed: int,
-                 source: NormalSource, sigma: float = 0.5, alpha: float = 0.1) -> dict:
+                 source: NormalSource, sigma: float = 0.5, alpha: float = 0.1,
+                 gap: float = 0.1) -> dict:
     """Run JDP-LinUCB for horizon rounds; arms, rewards and per-round pseudo-regret."""
-    env = GapEnvironment(seed, dims, actions, JDP_STREAM)
+    env = GapEnvironment(seed, dims, actions, JDP_STREAM, gap)
     priv = Privatizer(params, source)
     gram, vec = priv.initial()
     arms = np.zeros(horizon, dtype=np.int64)

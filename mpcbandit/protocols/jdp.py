@@ -38,6 +38,8 @@ class JdpSection:
     dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
     actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
     horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds")
+    gap: float = spec(0.1, min=0.0, max=0.3, doc="the best action's least lead in mean reward "
+                                                 "(best in [0.6, 0.7] + gap, the rest in [0.5, 0.6])")
     epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
     delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
     noise: str = spec("gaussian", choices=NOISES,
@@ -123,7 +125,7 @@ def run_role(ctx: PartyContext) -> dict:
                                        "nodes": nodes})
             ctx.progress(t, s.horizon)
         return {"nodes_used": nodes, "depth": priv.tree.depth}
-    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, JDP_STREAM)
+    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, JDP_STREAM, s.gap)
     start, st = ctx.resume() or (0, {"env": None, "arms": [], "rewards": [], "regret": []})
     if st["env"] is not None:
         env.load_state(st["env"])
