@@ -18,6 +18,14 @@ Times are the sum of every party's computation on this one process (no network).
 - DP: the Gaussian mechanism on each participant's slice ((eps, delta) = (1, 1e-5), L2
   sensitivity 2 for unit contexts, noise from the AES PRG), the AP scores the noisy contexts.
   Not lossless: the output shows its error.
+
+Two shapes of the same statistic are timed for O3M and DP. Ours ("vectorised"): participant j
+masks (or perturbs) its K x d_j slice, K d d_j work, K d^2 in all. The paper's ("per
+participant"): each participant encrypts its local context as a zero-padded d-vector, a d x d
+product per arm (O3M: Q x~^j; DP: its noisy x~^j times V^-1, which the AP sums), K M d^2 in all.
+The paper does not say how it computed the statistic; its O3M and DP times grow 1,213x and
+1,296x from small to large, as K M d^2 does (1,250x), where K d^2 grows 12.5x: the per
+participant shape is our reading of what it timed. Both columns, and each one's growth.
 Writes table_c3.csv.
 
     python scripts/bench_o3m_table_c3.py                  # both settings
@@ -100,6 +108,56 @@ def o3m_statistic(x, partition, bandit, repeats: int) -> tuple[float, float]:
 
     sec, scores = timed(run, repeats)
     return sec, float(np.abs(scores - ucb_scores(x, bandit.theta, bandit.v_inv, BETA)).max())
+
+
+def padded_slices(x, partition) -> list[np.ndarray]:
+    """Participant j's slice as K zero-padded d-vectors (its own columns, zeros elsewhere)."""
+    out = []
+    for a, b in block_offsets(partition):
+        z = np.zeros_like(x)
+        z[:, a:b] = x[:, a:b]
+        out.append(z)
+    return out
+
+
+def o3m_per_participant(x, partition, bandit, repeats: int) -> tuple[float, float]:
+    """(seconds, max |error|) of the paper's shape: each participant masks its padded context
+    with the whole d x d Q (K d^2 each), the AP sums the M masked contexts and scores."""
+    d = x.shape[1]
+    q = haar_orthogonal(d, Prg())
+    padded = padded_slices(x, partition)
+    theta_m, v_inv_m = q @ bandit.theta, q @ bandit.v_inv @ q.T
+
+    def run():
+        masked = padded[0] @ q.T
+        for z in padded[1:]:
+            masked += z @ q.T
+        return ucb_scores(masked, theta_m, v_inv_m, BETA)
+
+    sec, scores = timed(run, repeats)
+    return sec, float(np.abs(scores - ucb_scores(x, bandit.theta, bandit.v_inv, BETA)).max())
+
+
+def dp_per_participant(x, partition, bandit, repeats: int) -> tuple[float, float]:
+    """(seconds, max |error|) of the paper's shape for DP: each participant perturbs its padded
+    context on its own columns and sends its product with V^-1 (K d^2 each); the AP sums them."""
+    sigma = SENSITIVITY * math.sqrt(2 * math.log(1.25 / DELTA)) / EPS
+    cols = block_offsets(partition)
+    padded = padded_slices(x, partition)
+    prg = Prg()
+    theta, v_inv = bandit.theta, bandit.v_inv
+
+    def run():
+        noisy_x, noisy_xv = np.zeros_like(x), np.zeros_like(x)
+        for (a, b), z in zip(cols, padded):
+            z = z.copy()
+            z[:, a:b] += sigma * prg_normal(prg, (x.shape[0], b - a))
+            noisy_x += z
+            noisy_xv += z @ v_inv
+        return noisy_x @ theta + BETA * np.sqrt(np.maximum(np.einsum("kd,kd->k", noisy_xv, noisy_x), 0))
+
+    sec, scores = timed(run, repeats)
+    return sec, float(np.abs(scores - ucb_scores(x, theta, v_inv, BETA)).max())
 
 
 def dp_statistic(x, partition, bandit, repeats: int) -> tuple[float, float]:
@@ -307,6 +365,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         x, partition, bandit = setting_data(d, k, m)
         o3m_s, o3m_err = o3m_statistic(x, partition, bandit, args.repeats)
         dp_s, dp_err = dp_statistic(x, partition, bandit, args.repeats)
+        o3m_pp_s, o3m_pp_err = o3m_per_participant(x, partition, bandit, args.repeats)
+        dp_pp_s, _ = dp_per_participant(x, partition, bandit, args.repeats)
         mpc_s, mpc_err, mpc_note = mpc_statistic(x, partition, bandit, args.mpc_trunc)
         if args.no_he:
             he_s, he_note = None, "skipped (--no-he)"
@@ -314,6 +374,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             he_rows = args.he_rows or (d if name == "small" else 20)
             he_s, _, he_note = he_statistic(x, partition, bandit, he_rows)
         rows.append({"setting": name, "d": d, "K": k, "M": m, "o3m_s": o3m_s, "o3m_error": o3m_err,
+                     "o3m_per_participant_s": o3m_pp_s, "o3m_per_participant_error": o3m_pp_err,
+                     "dp_per_participant_s": dp_pp_s,
                      "he_s": he_s, "he_note": he_note, "mpc_s": mpc_s, "mpc_error": mpc_err,
                      "mpc_note": mpc_note, "dp_s": dp_s, "dp_error": dp_err,
                      **{f"paper_{k2.lower()}_s": v for k2, v in PAPER[name].items()}})
@@ -325,6 +387,21 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(f"{r['setting']:<8} {r['d']:>4} {r['K']:>3} {r['M']:>4} {r['o3m_s']:>10.5f} "
               f"{fmt(r['he_s'], '10.1f'):>10} {fmt(r['mpc_s'], '10.4f'):>10} {r['dp_s']:>10.5f} | "
               f"       {p['O3M']:>6} {fmt(p['HE'], '6g'):>6} {p['MPC']:>6} {p['DP']:>6}")
+    print("the paper's shape (each participant a d x d product per arm, K M d^2 in all):")
+    for r in rows:
+        p = PAPER[r["setting"]]
+        print(f"{r['setting']:<8} O3M {r['o3m_per_participant_s']:.5f} s (paper {p['O3M']}), "
+              f"DP {r['dp_per_participant_s']:.5f} s (paper {p['DP']}); "
+              f"O3M max |error| {r['o3m_per_participant_error']:.1e}")
+    if len(rows) == 2:
+        small, large = rows
+        grow = lambda key: large[key] / small[key]  # noqa: E731
+        print(f"large / small: O3M {grow('o3m_s'):.0f}x vectorised, {grow('o3m_per_participant_s'):.0f}x "
+              f"per participant, paper {PAPER['large']['O3M'] / PAPER['small']['O3M']:.0f}x; "
+              f"DP {grow('dp_s'):.0f}x, {grow('dp_per_participant_s'):.0f}x, "
+              f"paper {PAPER['large']['DP'] / PAPER['small']['DP']:.0f}x "
+              f"(K M d^2 grows {10 * 500 * 500**2 / (20 * 5 * 100**2):.0f}x, K d^2 "
+              f"{10 * 500**2 / (20 * 100**2):.1f}x)")
     for r in rows:
         print(f"{r['setting']}: O3M max |error| {r['o3m_error']:.1e} (lossless); "
               f"DP max |error| {r['dp_error']:.2f} (eps={EPS:g}, delta={DELTA:g}); HE: {r['he_note']}; "

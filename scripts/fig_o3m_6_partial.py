@@ -3,7 +3,8 @@
 (a)/(b) cumulative regret on the synthetic stream with 20 % and 80 % of the features (partial
 ratio = features used / d, the leading columns) against the full O3M protocol (VFUCB/VFTS);
 (c) relative CTR on the Criteo log (replay, App. D.3) of partial LinUCB at 20 % / 80 % against
-VFUCB, relative to the log's overall CTR. The full-feature runs are the real O3M protocol
+VFUCB, relative to the log's overall CTR; each partial point is the mean over 5 random
+partitions (as in D.3: a random subset of the 13 user features, each with its 3 columns). The full-feature runs are the real O3M protocol
 (threads, real messages). Writes fig_o3m_6.csv and fig_o3m_6.png.
 
     python scripts/fig_o3m_6_partial.py            # reduced: T = 1000, 2 repeats
@@ -23,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpcbandit.config import load_config  # noqa: E402
-from mpcbandit.data.criteo import default_path  # noqa: E402
+from mpcbandit.data.criteo import ITEM_DIMS, USER_DIMS, default_path  # noqa: E402
 from mpcbandit.protocols import get_protocol  # noqa: E402
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc  # noqa: E402
 from mpcbandit.protocols.o3m import environment, plaintext_run  # noqa: E402
@@ -50,17 +51,31 @@ def synthetic(algorithm: str, iterations: int, repeats: int, noise: str = "std")
     return {k: np.asarray(v) for k, v in out.items()}
 
 
+PARTITIONS = 5  # random partitions per partial ratio on Criteo (App. D.3)
+
+
+def random_user_columns(rng: np.random.Generator, ratio: float) -> list[int]:
+    """Columns of a random round(ratio x 13) of the Criteo user features (3 columns each)."""
+    users = sorted(rng.choice(USER_DIMS, max(1, round(ratio * USER_DIMS)), replace=False))
+    return [u * ITEM_DIMS + i for u in users for i in range(ITEM_DIMS)]
+
+
 def criteo_ctr(iterations: int | None) -> dict[str, float] | None:
-    """Replay CTR relative to the log's CTR: partial LinUCB at each ratio and VFUCB."""
+    """Replay CTR relative to the log's CTR: partial LinUCB at each ratio (mean and std over
+    random partitions) and VFUCB."""
     if not default_path().is_file():
         return None
     sets = [] if iterations is None else [f"o3m.iterations={iterations}"]
     cfg = load_config(ROOT / "configs" / "o3m-criteo.toml", sets)
     base = float(environment(cfg).log.clicks.mean())
+    rng = np.random.default_rng(cfg.seed)
     out = {}
     for r in RATIOS:
-        run = plaintext_run(cfg, round(r * cfg.section.dims))
-        out[str(r)] = run["ctr"] / base if run["ctr"] is not None else float("nan")
+        ctrs = []
+        for _ in range(PARTITIONS):
+            run = plaintext_run(cfg, random_user_columns(rng, r))
+            ctrs.append(run["ctr"] / base if run["ctr"] is not None else float("nan"))
+        out[str(r)], out[f"std_{r}"] = float(np.mean(ctrs)), float(np.std(ctrs, ddof=1))
     secure = _secure(cfg)
     out["1.0"] = secure["ctr"] / base if secure["ctr"] is not None else float("nan")
     out["matched_1.0"] = secure["matched"]
@@ -86,8 +101,9 @@ def plot(data: dict, ctr: dict | None, path: Path) -> None:
         ax.legend()
     ax = axes[2]
     if ctr is not None:
-        ax.bar(["0.2", "0.8", "VFUCB (1.0)"], [ctr["0.2"], ctr["0.8"], ctr["1.0"]])
-        ax.set_ylabel("CTR / log CTR")
+        ax.bar(["0.2", "0.8", "VFUCB (1.0)"], [ctr["0.2"], ctr["0.8"], ctr["1.0"]],
+               yerr=[ctr["std_0.2"], ctr["std_0.8"], 0], capsize=4)
+        ax.set_ylabel(f"CTR / log CTR (partial: mean +- std, {PARTITIONS} random partitions)")
     ax.set_title("(c) Criteo relative CTR" + ("" if ctr else " (data absent)"))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -122,7 +138,8 @@ def main(argv: list[str] | None = None) -> dict:
                                 f"{y[:, t].std():.12g}"])
         if ctr is not None:
             for key in ("0.2", "0.8", "1.0"):
-                w.writerow(["criteo_relative_ctr", "linucb", key, "", f"{ctr[key]:.6g}", ""])
+                std = f"{ctr['std_' + key]:.6g}" if "std_" + key in ctr else ""
+                w.writerow(["criteo_relative_ctr", "linucb", key, "", f"{ctr[key]:.6g}", std])
     print(f"Figure 6: synthetic d = 100, K = 10, T = {iterations}, {repeats} repeats, noise "
           f"N(0, 0.05) read as a {args.noise} "
           f"({time.perf_counter() - t0:.1f} s)")
@@ -136,7 +153,8 @@ def main(argv: list[str] | None = None) -> dict:
         print("Criteo: data absent, panel (c) skipped")
     else:
         print(f"Criteo relative CTR (replay, {ctr['matched_1.0']} matched rounds for VFUCB): "
-              f"ratio 0.2 {ctr['0.2']:.3f}, ratio 0.8 {ctr['0.8']:.3f}, VFUCB {ctr['1.0']:.3f}")
+              f"ratio 0.2 {ctr['0.2']:.3f} +- {ctr['std_0.2']:.3f}, ratio 0.8 {ctr['0.8']:.3f} +- "
+              f"{ctr['std_0.8']:.3f} ({PARTITIONS} random partitions), VFUCB {ctr['1.0']:.3f}")
         summary["criteo"] = ctr
     png = args.out / "fig_o3m_6.png"
     plot(data, ctr, png)

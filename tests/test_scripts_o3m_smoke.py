@@ -50,7 +50,9 @@ def test_table_c3_small(tmp_path):
                                                    "--mpc-trunc", "exact", "--out", str(tmp_path)])
     (r,) = rows
     assert r["o3m_error"] < 1e-9 and r["dp_error"] > 1e-3
+    assert r["o3m_per_participant_error"] < 1e-9  # the paper's shape computes the same values
     assert r["o3m_s"] > 0 and r["dp_s"] > 0 and r["he_s"] > 0 and r["mpc_s"] > 0
+    assert r["o3m_per_participant_s"] > 0 and r["dp_per_participant_s"] > 0
     assert r["mpc_error"] < 1e-4  # fixed point with 20 fractional bits
     assert (tmp_path / "table_c3.csv").is_file()
 

@@ -23,6 +23,7 @@ PP never runs more than 2 x WINDOW_ROUNDS rounds ahead, so the AP's memory does 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -278,16 +279,18 @@ def run_role(ctx: PartyContext) -> dict:
 # ---------------------------------------------------------------- reference and summary
 
 
-def plaintext_run(cfg: Config, features: int | None = None) -> dict:
-    """Centralised LinUCB/LinTS on the first `features` unmasked columns (None: all d)."""
+def plaintext_run(cfg: Config, features: int | Sequence[int] | None = None) -> dict:
+    """Centralised LinUCB/LinTS on unmasked columns: the first `features` of them if an int,
+    those listed if a sequence (a random partition), all d if None."""
     s: O3mSection = cfg.section
-    n = s.dims if features is None else features
+    cols = np.arange(s.dims if features is None else features) if np.ndim(features) == 0 \
+        else np.asarray(features, dtype=np.int64)
     env = environment(cfg)
-    bandit = LinearBandit(n, s.lam)
+    bandit = LinearBandit(len(cols), s.lam)
     sampler = seeded_rng(cfg.seed, TS_PURPOSE)
     arms, theta_norms, rewards, regret = [], [], [], []
     for t in range(s.iterations):
-        contexts = env.contexts(t)[:, :n]
+        contexts = env.contexts(t)[:, cols]
         arm = choose_arm(bandit, contexts, s, sampler)
         reward, loss = env.feedback(t, arm)
         if reward is not None:
