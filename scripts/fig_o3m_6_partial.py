@@ -67,7 +67,7 @@ def criteo_ctr(iterations: int | None) -> dict[str, float] | None:
         return None
     sets = [] if iterations is None else [f"o3m.iterations={iterations}"]
     cfg = load_config(ROOT / "configs" / "o3m-criteo.toml", sets)
-    base = float(environment(cfg).log.clicks.mean())
+    base = environment(cfg).click_rate
     rng = np.random.default_rng(cfg.seed)
     out = {}
     for r in RATIOS:

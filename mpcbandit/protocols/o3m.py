@@ -121,42 +121,43 @@ def peers(s: O3mSection, role: str, index: int) -> list[str]:
 
 
 class _CriteoParticipant:
-    """Participant p's columns of the Criteo contexts."""
+    """Participant p's columns of the Criteo contexts (the log read chunk by chunk)."""
 
-    def __init__(self, log: criteo.CriteoLog, cols: tuple[int, int]):
-        self.log, self.cols = log, cols
+    def __init__(self, catalog: criteo.CriteoCatalog, cols: tuple[int, int]):
+        self.replay, self.cols = criteo.CriteoReplay(catalog), cols
 
     def features(self, t: int) -> np.ndarray:
         a, b = self.cols
-        return self.log.contexts(t)[:, a:b]
+        return self.replay.contexts(t)[:, a:b]
 
 
 class _CriteoEnvironment:
     """Replay of the Criteo log: a click counts only when the arm is the logged item."""
 
-    def __init__(self, log: criteo.CriteoLog):
-        self.log = log
-        self.horizon = len(log.clicks)
+    def __init__(self, catalog: criteo.CriteoCatalog):
+        self.replay = criteo.CriteoReplay(catalog)
+        self.horizon, self.click_rate = catalog.kept, catalog.click_rate
 
     def contexts(self, t: int) -> np.ndarray:
-        return self.log.contexts(t)
+        return self.replay.contexts(t)
 
     def feedback(self, t: int, arm: int) -> tuple[float | None, None]:
-        if arm != int(self.log.logged_arm[t]):
+        logged, click = self.replay.logged(t)
+        if arm != logged:
             return None, None
-        return float(self.log.clicks[t]), None
+        return float(click), None
 
 
-def _criteo_log(cfg: Config) -> criteo.CriteoLog:
+def _criteo_log(cfg: Config) -> criteo.CriteoCatalog:
     s: O3mSection = cfg.section
     try:
-        log = criteo.load_criteo(s.data_path or None, arms=s.arms)
+        catalog = criteo.scan_criteo(s.data_path or None, arms=s.arms)
     except (FileNotFoundError, ValueError) as e:
         raise ConfigError(f"{cfg.protocol}.data_path", str(e)) from None
-    if s.iterations > len(log.clicks):
+    if s.iterations > catalog.kept:
         raise ConfigError(f"{cfg.protocol}.iterations", f"{s.iterations} rounds, the Criteo log "
-                          f"has {len(log.clicks)} rows showing one of the {s.arms} arms")
-    return log
+                          f"has {catalog.kept} rows showing one of the {s.arms} arms")
+    return catalog
 
 
 def participant_stream(cfg: Config, p: int):
