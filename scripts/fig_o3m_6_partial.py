@@ -103,8 +103,11 @@ def plot(data: dict, ctr: dict | None, path: Path) -> None:
     if ctr is not None:
         ax.bar(["0.2", "0.8", "VFUCB (1.0)"], [ctr["0.2"], ctr["0.8"], ctr["1.0"]],
                yerr=[ctr["std_0.2"], ctr["std_0.8"], 0], capsize=4)
-        ax.set_ylabel(f"CTR / log CTR (partial: mean +- std, {PARTITIONS} random partitions)")
-    ax.set_title("(c) Criteo relative CTR" + ("" if ctr else " (data absent)"))
+        ax.set_ylabel("CTR / log CTR")
+        ax.set_title(f"(c) Criteo relative CTR, {ctr['matched_1.0']} matched rounds (VFUCB)\n"
+                     f"partial: mean +- std over {PARTITIONS} random partitions", fontsize=9)
+    else:
+        ax.set_title("(c) Criteo relative CTR (data absent)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
