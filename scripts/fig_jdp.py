@@ -170,8 +170,8 @@ def _plot_experiment(path: Path, rows: list[list], sz: dict) -> None:
             ax.fill_between(t, mean - std, mean + std, color=color, alpha=0.15, lw=0)
         finals = [curves[gap, x][-1][1] for x in NOISES[1:]]
         if max(finals) < 1.05 * min(finals):
-            ax.text(0.98, 0.03, "the three private curves lie within 5 % of each other",
-                    transform=ax.transAxes, ha="right", fontsize=7)
+            ax.text(0.02, 0.97, "the three private curves lie within 5 % of each other",
+                    transform=ax.transAxes, va="top", fontsize=7)
         ax.set(title=f"gap {gap:g}", xlabel="t", yscale="log")
         ax.set_ylim(bottom=1)
     np.atleast_1d(axes)[0].set_ylabel("cumulative pseudo-regret (mean +- std over runs)")
