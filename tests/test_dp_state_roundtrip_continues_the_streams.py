@@ -9,6 +9,7 @@ from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.dp.accounting import privacy_params
 from mpcbandit.dp.noise import NormalSource, seeded_source
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
+from mpcbandit.dp.tree import TreeMechanism
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.net.codec import pack_value, unpack_value
 
@@ -78,3 +79,18 @@ def test_environment_and_estimators_continue_from_their_state():
     for k, v in ew.state().items():
         assert np.array_equal(v, est2.state()[k]), k
     assert np.array_equal(whole.action_set()[0], env2.action_set()[0])
+
+
+def test_a_tree_state_from_before_padding_resumes_unpadded_and_is_refused_padded():
+    def ones():
+        return np.ones((3, 3))
+    old = TreeMechanism(3, 8, ones)
+    old.insert(np.zeros((3, 3)))
+    state = old.state()
+    del state["padding"]  # what a checkpoint written before padded releases holds
+    plain = TreeMechanism(3, 8, ones)
+    plain.load_state(state)
+    np.testing.assert_array_equal(plain.release(), old.release())
+    padded = TreeMechanism(3, 8, ones, pad_noise=lambda n: n * ones())
+    with pytest.raises(ValueError, match="before Wishart releases were padded"):
+        padded.load_state(state)

@@ -63,7 +63,10 @@ class TreeMechanism:
         self._noisy = [np.array(a, dtype=np.float64) for a in state["noisy"]]
         e = state["empty_noise"]
         self._empty_noise = None if e is None else np.array(e, dtype=np.float64)
-        self._padding = np.array(state["padding"], dtype=np.float64)
+        if "padding" not in state and self.pad_noise is not None:
+            raise ValueError("checkpointed tree was written before Wishart releases were padded "
+                             "to m nodes; its releases are not comparable: start the run afresh")
+        self._padding = np.array(state.get("padding", np.zeros((self.dim, self.dim))), dtype=np.float64)
 
     def insert(self, item: np.ndarray) -> np.ndarray:
         """Add item t = count + 1 and return the released noisy prefix sum s_t (+ shift I)."""
