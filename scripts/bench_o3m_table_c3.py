@@ -61,6 +61,7 @@ PAPER = {"small": {"O3M": 0.006, "HE": 1190.0, "MPC": 2.282, "DP": 0.005},
          "large": {"O3M": 7.28, "HE": None, "MPC": 103.0, "DP": 6.48}}
 BETA, WARMUP = 0.5, 50
 EPS, DELTA, SENSITIVITY = 1.0, 1e-5, 2.0
+SIGMA = SENSITIVITY * math.sqrt(2 * math.log(1.25 / DELTA)) / EPS  # the Gaussian mechanism's
 
 
 def setting_data(d: int, k: int, m: int, seed: int = 0):
@@ -91,25 +92,6 @@ def timed(fn, repeats: int):
 # ---------------------------------------------------------------- O3M and DP
 
 
-def o3m_statistic(x, partition, bandit, repeats: int) -> tuple[float, float]:
-    """(seconds, max |error| vs plaintext UCB) for masking by all participants + AP scoring."""
-    d = x.shape[1]
-    q = haar_orthogonal(d, Prg())
-    blocks = column_blocks(q, partition)
-    cols = block_offsets(partition)
-    slices = [np.ascontiguousarray(x[:, a:b]) for a, b in cols]
-    theta_m, v_inv_m = q @ bandit.theta, q @ bandit.v_inv @ q.T  # the AP's state lives in Q-space
-
-    def run():
-        masked = slices[0] @ blocks[0].T
-        for s, qj in zip(slices[1:], blocks[1:]):
-            masked += s @ qj.T
-        return ucb_scores(masked, theta_m, v_inv_m, BETA)
-
-    sec, scores = timed(run, repeats)
-    return sec, float(np.abs(scores - ucb_scores(x, bandit.theta, bandit.v_inv, BETA)).max())
-
-
 def padded_slices(x, partition) -> list[np.ndarray]:
     """Participant j's slice as K zero-padded d-vectors (its own columns, zeros elsewhere)."""
     out = []
@@ -120,18 +102,24 @@ def padded_slices(x, partition) -> list[np.ndarray]:
     return out
 
 
-def o3m_per_participant(x, partition, bandit, repeats: int) -> tuple[float, float]:
-    """(seconds, max |error|) of the paper's shape: each participant masks its padded context
-    with the whole d x d Q (K d^2 each), the AP sums the M masked contexts and scores."""
+def o3m_statistic(x, partition, bandit, repeats: int,
+                  per_participant: bool = False) -> tuple[float, float]:
+    """(seconds, max |error| vs plaintext UCB) for masking by all participants + AP scoring:
+    each participant's slice times its block Q^j (ours), or its zero-padded context times the
+    whole d x d Q (the paper's shape, K d^2 each)."""
     d = x.shape[1]
     q = haar_orthogonal(d, Prg())
-    padded = padded_slices(x, partition)
-    theta_m, v_inv_m = q @ bandit.theta, q @ bandit.v_inv @ q.T
+    if per_participant:
+        pairs = [(z, q) for z in padded_slices(x, partition)]
+    else:
+        slices = [np.ascontiguousarray(x[:, a:b]) for a, b in block_offsets(partition)]
+        pairs = list(zip(slices, column_blocks(q, partition)))
+    theta_m, v_inv_m = q @ bandit.theta, q @ bandit.v_inv @ q.T  # the AP's state lives in Q-space
 
     def run():
-        masked = padded[0] @ q.T
-        for z in padded[1:]:
-            masked += z @ q.T
+        masked = pairs[0][0] @ pairs[0][1].T
+        for z, qj in pairs[1:]:
+            masked += z @ qj.T
         return ucb_scores(masked, theta_m, v_inv_m, BETA)
 
     sec, scores = timed(run, repeats)
@@ -141,7 +129,6 @@ def o3m_per_participant(x, partition, bandit, repeats: int) -> tuple[float, floa
 def dp_per_participant(x, partition, bandit, repeats: int) -> tuple[float, float]:
     """(seconds, max |error|) of the paper's shape for DP: each participant perturbs its padded
     context on its own columns and sends its product with V^-1 (K d^2 each); the AP sums them."""
-    sigma = SENSITIVITY * math.sqrt(2 * math.log(1.25 / DELTA)) / EPS
     cols = block_offsets(partition)
     padded = padded_slices(x, partition)
     prg = Prg()
@@ -151,7 +138,7 @@ def dp_per_participant(x, partition, bandit, repeats: int) -> tuple[float, float
         noisy_x, noisy_xv = np.zeros_like(x), np.zeros_like(x)
         for (a, b), z in zip(cols, padded):
             z = z.copy()
-            z[:, a:b] += sigma * prg_normal(prg, (x.shape[0], b - a))
+            z[:, a:b] += SIGMA * prg_normal(prg, (x.shape[0], b - a))
             noisy_x += z
             noisy_xv += z @ v_inv
         return noisy_x @ theta + BETA * np.sqrt(np.maximum(np.einsum("kd,kd->k", noisy_xv, noisy_x), 0))
@@ -162,14 +149,13 @@ def dp_per_participant(x, partition, bandit, repeats: int) -> tuple[float, float
 
 def dp_statistic(x, partition, bandit, repeats: int) -> tuple[float, float]:
     """(seconds, max |error|) for Gaussian-mechanism contexts + AP scoring."""
-    sigma = SENSITIVITY * math.sqrt(2 * math.log(1.25 / DELTA)) / EPS
     cols = block_offsets(partition)
     slices = [np.ascontiguousarray(x[:, a:b]) for a, b in cols]
     prg = Prg()
     theta, v_inv = bandit.theta, bandit.v_inv
 
     def run():
-        noisy = np.concatenate([s + sigma * prg_normal(prg, s.shape) for s in slices], axis=1)
+        noisy = np.concatenate([s + SIGMA * prg_normal(prg, s.shape) for s in slices], axis=1)
         return ucb_scores(noisy, theta, v_inv, BETA)
 
     sec, scores = timed(run, repeats)
@@ -365,7 +351,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         x, partition, bandit = setting_data(d, k, m)
         o3m_s, o3m_err = o3m_statistic(x, partition, bandit, args.repeats)
         dp_s, dp_err = dp_statistic(x, partition, bandit, args.repeats)
-        o3m_pp_s, o3m_pp_err = o3m_per_participant(x, partition, bandit, args.repeats)
+        o3m_pp_s, o3m_pp_err = o3m_statistic(x, partition, bandit, args.repeats, per_participant=True)
         dp_pp_s, _ = dp_per_participant(x, partition, bandit, args.repeats)
         mpc_s, mpc_err, mpc_note = mpc_statistic(x, partition, bandit, args.mpc_trunc)
         if args.no_he:

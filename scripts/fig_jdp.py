@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bandits.jdp_linucb import JDP_STREAM, simulate_jdp
-from mpcbandit.dp.accounting import privacy_params
+from mpcbandit.dp.accounting import PrivacyParams, privacy_params
 from mpcbandit.dp.noise import seeded_source
 
 NOISES = ("none", "gaussian", "wishart", "shifted-wishart")
@@ -56,24 +56,27 @@ def regret_curve(noise: str, eps: float, horizon: int, sz: dict, seed: int, gap:
         env = GapEnvironment(seed, sz["dims"], sz["actions"], JDP_STREAM, gap)
         per_step = [m.max() - m.mean() for m in (env.action_set()[1] for _ in range(horizon))]
         return np.cumsum(per_step)
-    try:
-        params = privacy_params(noise, epsilon=eps, delta=delta, dims=sz["dims"],
-                                releases=horizon, delta_log_c=4.0)
-    except ValueError:
+    params = _params(noise, eps, horizon, delta, sz["dims"])
+    if params is None:
         return None
     out = simulate_jdp(dims=sz["dims"], actions=sz["actions"], horizon=horizon, params=params,
                        seed=seed, source=seeded_source(seed, f"fig-jdp/{noise}"), gap=gap)
     return np.cumsum(out["regret"])
 
 
+def _params(noise: str, eps: float, horizon: int, delta: float, dims: int) -> PrivacyParams | None:
+    """Shariff & Sheffet's noise and bounds for n = horizon (None where the bounds are void)."""
+    try:
+        return privacy_params(noise, epsilon=eps, delta=delta, dims=dims, releases=horizon,
+                              delta_log_c=4.0)
+    except ValueError:
+        return None
+
+
 def spread(noise: str, eps: float, horizon: int, delta: float = 0.1, dims: int = 5) -> float:
     """rho_max / rho_min of the noise (NaN where its bounds are void)."""
-    try:
-        p = privacy_params(noise, epsilon=eps, delta=delta, dims=dims, releases=horizon,
-                           delta_log_c=4.0)
-    except ValueError:
-        return float("nan")
-    return p.rho_max / p.rho_min
+    p = _params(noise, eps, horizon, delta, dims)
+    return float("nan") if p is None else p.rho_max / p.rho_min
 
 
 def _curves(pool: ProcessPoolExecutor, jobs: list[tuple]) -> list[np.ndarray | None]:

@@ -68,3 +68,13 @@ def test_replay_memory_does_not_grow_with_the_log(log_file):
     # four times the rows, about the same peak (one chunk); the loader's grows with the rows
     assert whole < 1.5 * quarter, (quarter, whole)
     assert in_memory > 3 * whole, (whole, in_memory)
+
+
+def test_a_process_scans_a_file_once_and_again_when_it_changes(tmp_path, log_file):
+    copy = tmp_path / "train.csv"
+    copy.write_bytes(log_file.read_bytes())
+    first = scan_criteo(copy, arms=ARMS)
+    assert scan_criteo(copy, arms=ARMS) is first  # every party of an in-process run shares it
+    lines = copy.read_text().splitlines(keepends=True)
+    copy.write_text("".join(lines[: len(lines) // 2]))
+    assert scan_criteo(copy, arms=ARMS).kept < first.kept

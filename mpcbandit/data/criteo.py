@@ -22,6 +22,7 @@ at a time). `load_criteo` holds every kept row in memory (the 1,999-row sample, 
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -191,10 +192,21 @@ class CriteoReplay:
 
 def scan_criteo(path: str | Path | None = None, arms: int = 40, buckets: int = 4,
                 max_rows: int | None = None, user_scale: np.ndarray | None = None) -> CriteoCatalog:
-    """One streaming pass: the `arms` most common item labels and the kept rows' bounds."""
+    """One streaming pass: the `arms` most common item labels and the kept rows' bounds.
+
+    A process scans a given file (same size and modification time) once: every party of an
+    in-process run and every baseline run of a figure share the catalog."""
     path = Path(path) if path else default_path()
     if not path.is_file():
         raise FileNotFoundError(f"Criteo data not found at {path} (set MPCBANDIT_DATA or o3m.data_path)")
+    st = path.stat()
+    scale = None if user_scale is None else tuple(float(v) for v in np.ravel(user_scale))
+    return _scan(path.resolve(), st.st_size, st.st_mtime_ns, arms, buckets, max_rows, scale)
+
+
+@functools.lru_cache(maxsize=8)
+def _scan(path: Path, size: int, mtime_ns: int, arms: int, buckets: int, max_rows: int | None,
+          user_scale: tuple[float, ...] | None) -> CriteoCatalog:
     count, clicks, lo, hi, first, order = {}, {}, {}, {}, {}, {}
     for click, num, label, hashes in _parsed(path, max_rows, buckets):
         if label not in count:

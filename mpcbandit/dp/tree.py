@@ -88,12 +88,12 @@ class TreeMechanism:
     def release(self) -> np.ndarray:
         """The current noisy prefix sum plus shift * I, from the fewest nodes (plus the padding)."""
         bits = [j for j in range(self.depth) if self.count >> j & 1]
+        padded = self.pad_noise is not None
         if not bits:
-            padded = self.pad_noise is not None
             if self._empty_noise is None:
                 self._empty_noise = self.pad_noise(self.depth) if padded else self.node_noise()
-            total, self.nodes_used = self._empty_noise.copy(), self.depth if padded else 1
+            total = self._empty_noise.copy()
         else:
             total = sum((self._noisy[j] for j in bits), self._padding)
-            self.nodes_used = len(bits) if self.pad_noise is None else self.depth
+        self.nodes_used = self.depth if padded else max(len(bits), 1)
         return total + self.shift * np.eye(self.dim)

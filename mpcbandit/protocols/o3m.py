@@ -284,8 +284,10 @@ def plaintext_run(cfg: Config, features: int | Sequence[int] | None = None) -> d
     """Centralised LinUCB/LinTS on unmasked columns: the first `features` of them if an int,
     those listed if a sequence (a random partition), all d if None."""
     s: O3mSection = cfg.section
-    cols = np.arange(s.dims if features is None else features) if np.ndim(features) == 0 \
-        else np.asarray(features, dtype=np.int64)
+    if features is None or isinstance(features, int):
+        cols = np.arange(s.dims if features is None else features)
+    else:
+        cols = np.asarray(features, dtype=np.int64)
     env = environment(cfg)
     bandit = LinearBandit(len(cols), s.lam)
     sampler = seeded_rng(cfg.seed, TS_PURPOSE)
