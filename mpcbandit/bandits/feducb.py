@@ -157,6 +157,7 @@ def simulate_centralized(*, agents: int, dims: int, actions: int, horizon: int,
     arms = np.zeros((horizon, agents), dtype=np.int64)
     rewards = np.zeros((horizon, agents))
     regret = np.zeros(horizon)
+    random_regret = np.zeros(horizon)  # a uniformly random choice's expectation, same action sets
     syncs = []
     for t in range(1, horizon + 1):
         sets = [e.action_set() for e in envs]
@@ -166,6 +167,7 @@ def simulate_centralized(*, agents: int, dims: int, actions: int, horizon: int,
         y = np.array([envs[i].reward(means[i, a[i]]) for i in idx])
         arms[t - 1], rewards[t - 1] = a, y
         regret[t - 1] = float(np.sum(means.max(axis=1) - means[idx, a]))
+        random_regret[t - 1] = float(np.sum(means.max(axis=1) - means.mean(axis=1)))
         est.observe(idx, ctx[idx, a], y)
         sync = t in fixed_set if fixed is not None else bool(est.sync_wanted(idx, threshold).any())
         if sync:
@@ -173,4 +175,5 @@ def simulate_centralized(*, agents: int, dims: int, actions: int, horizon: int,
             released = [privs[i].privatize(q[i]) for i in idx]
             est.set_synced(idx, sum(r[0] for r in released), sum(r[1] for r in released))
             syncs.append(t)
-    return {"arms": arms, "rewards": rewards, "regret": regret, "sync_at": syncs}
+    return {"arms": arms, "rewards": rewards, "regret": regret, "random_regret": random_regret,
+            "sync_at": syncs}
