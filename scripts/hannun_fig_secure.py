@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from hannun_fig_reward import have_mnist, plot, write_csv  # noqa: E402
+
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
-from hannun_fig_reward import have_mnist, plot, write_csv  # noqa: E402
 
 CONFIG = ROOT / "configs" / "hannun-synthetic.toml"
 
@@ -71,27 +72,40 @@ def fig4(args) -> None:
     plot(args.out / "hannun_fig4.png", series, "parties |P|", "seconds per iteration", "Fig. 4")
 
 
-def _reward_sweep(args, key: str, values, name: str, xlabel: str) -> None:
+def _reward_sweep(args, key: str, values, name: str, xlabel: str, variants: dict[str, dict]) -> None:
+    """Average reward and agreement with the float64 run per value of `key`, one line per variant."""
     data = args.data or ("mnist" if have_mnist() else "synthetic")
-    rows = []
-    for v in values:
-        s = secure_run(args.out, data=data, iterations=args.steps, **{key: v})
-        rows.append([v, s["average_reward"], s.get("agreement_with_plaintext"),
-                     round(os.getloadavg()[0], 2)])
-    write_csv(args.out / f"hannun_{name}.csv", [key, "average_reward", "agreement", "load_1min"], rows)
-    plot(args.out / f"hannun_{name}.png",
-         {data: (np.array([r[0] for r in rows]), np.array([r[1] for r in rows]))},
-         xlabel, "average reward", f"{name.replace('fig', 'Fig. ')} ({data}, T={args.steps})")
+    rows, series = [], {}
+    for label, extra in variants.items():
+        for v in values:
+            s = secure_run(args.out, data=data, iterations=args.steps, **extra, **{key: v})
+            rows.append([label, v, s["average_reward"], s.get("agreement_with_plaintext"),
+                         s["plaintext_cumulative_reward"] / args.steps, s["critical_rounds_per_iteration"],
+                         round(os.getloadavg()[0], 2)])
+            print(f"{name} {label:<24} {key}={v:<3} reward {s['average_reward']:.4f}  agreement "
+                  f"{s.get('agreement_with_plaintext')}", flush=True)
+        series[label] = (np.array([r[1] for r in rows if r[0] == label]),
+                         np.array([r[2] for r in rows if r[0] == label]))
+    write_csv(args.out / f"hannun_{name}.csv", ["variant", key, "average_reward", "agreement",
+                                                "plaintext_average_reward", "rounds_per_iteration",
+                                                "load_1min"], rows)
+    plot(args.out / f"hannun_{name}.png", series, xlabel, "average reward",
+         f"{name.replace('fig', 'Fig. ')} ({data}, T={args.steps})")
+
+
+TRUNCATIONS = {"local": "local truncation (wraps)", "exact": "exact truncation (no wraps)"}
 
 
 def fig7(args) -> None:
-    bits = args.values or (tuple(range(14, 27)) if args.full else (12, 16, 20))
-    _reward_sweep(args, "precision_bits", bits, "fig7", "fixed-point precision bits L")
+    bits = args.values or (tuple(range(14, 27)) if args.full else (14, 18, 20, 22, 24, 26))
+    _reward_sweep(args, "precision_bits", bits, "fig7", "fixed-point precision bits L",
+                  {TRUNCATIONS[t]: {"trunc": t} for t in args.trunc})
 
 
 def fig8(args) -> None:
-    its = args.values or (tuple(range(1, 11)) if args.full else (1, 3, 7))
-    _reward_sweep(args, "newton_iterations", its, "fig8", "Newton-Raphson iterations")
+    its = args.values or (tuple(range(1, 11)) if args.full else (1, 2, 3, 5, 7))
+    _reward_sweep(args, "newton_iterations", its, "fig8", "Newton-Raphson iterations",
+                  {f"{i} start": {"reciprocal_init": i} for i in args.reciprocal_init})
 
 
 FIGURES = {"fig3": fig3, "fig4": fig4, "fig7": fig7, "fig8": fig8}
@@ -106,6 +120,10 @@ def main(argv=None) -> None:
     p.add_argument("--arms", type=int, nargs="+", help="figs 3-4: arm counts (override)")
     p.add_argument("--parties", type=int, nargs="+", help="figs 3-4: feature-holder counts (override)")
     p.add_argument("--values", type=int, nargs="+", help="figs 7-8: precision bits / Newton steps")
+    p.add_argument("--trunc", nargs="+", default=["local", "exact"], choices=sorted(TRUNCATIONS),
+                   help="fig 7: one line per truncation (default: local and exact)")
+    p.add_argument("--reciprocal-init", nargs="+", default=["paper", "linear"], choices=["paper", "linear"],
+                   help="fig 8: one line per Newton start (default: the paper's and ours)")
     p.add_argument("--out", type=Path, default=Path("runs/figures"))
     args = p.parse_args(argv)
     if args.steps is None:
