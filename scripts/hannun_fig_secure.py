@@ -78,7 +78,9 @@ def _reward_sweep(args, key: str, values, name: str, xlabel: str, variants: dict
     rows, series = [], {}
     for label, extra in variants.items():
         for v in values:
-            s = secure_run(args.out, data=data, iterations=args.steps, **extra, **{key: v})
+            # one exploration stream for every point: rewards differ only by what `key` changes
+            s = secure_run(args.out, data=data, iterations=args.steps, exploration="seeded",
+                           **extra, **{key: v})
             rows.append([label, v, s["average_reward"], s.get("agreement_with_plaintext"),
                          s["plaintext_cumulative_reward"] / args.steps, s["critical_rounds_per_iteration"],
                          round(os.getloadavg()[0], 2)])

@@ -1,0 +1,702 @@
+"""Regenerate every table and figure of the five papers, the paper's numbers beside ours.
+
+Runs each row's script (one process per row, one row at a time: several of them time things),
+keeps its CSVs, PNGs and log under OUT/ROW/, and writes OUT/reproduction.md: one section per
+paper, one row per table or figure with the paper's setting and numbers, our setting and
+numbers read back from the row's CSVs, the time the row took and the command that regenerated
+it. A row that fails is reported with its exit code and log; the rows after it still run and
+the rows before it keep their outputs.
+
+    python scripts/reproduce.py --quick                   # every row, reduced sizes (< 30 min, 2 cores)
+    python scripts/reproduce.py --paper                   # the papers' sizes where this machine can
+    python scripts/reproduce.py --quick --only feducb-1a hannun-7
+    python scripts/reproduce.py --report                  # rebuild the page from OUT only
+    python scripts/reproduce.py --list
+    python scripts/reproduce.py --quick --publish         # and write docs/reproduction.md
+
+A row's size (quick or paper) is part of its output: a page may mix rows of both, and says
+which each is. --publish copies each row's PNGs and CSVs to docs/reproduction/ROW/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ROOT / "scripts"
+DOCS = ROOT / "docs"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table or figure of a paper: how to regenerate it and how to read our numbers back."""
+
+    key: str
+    paper: str
+    name: str
+    paper_setting: str
+    paper_result: str
+    script: str
+    quick: tuple[str, ...]
+    full: tuple[str, ...]
+    quick_size: str
+    full_size: str
+    ours: Callable[[Path], str]
+    images: tuple[str, ...] = ()
+    note: str = ""
+    out_flag: str = "--out"  # the script's option naming its output folder (or file)
+    out_name: str = ""  # a file under the row's folder when the option names a file
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV as dicts (an empty list when the file is missing)."""
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(v: str | float | None, digits: int = 3) -> str:
+    """A number with `digits` significant figures and thousands separators; '-' for missing."""
+    if v in (None, ""):
+        return "-"
+    x = float(v)
+    if abs(x) >= 10 ** (digits - 1):
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
+
+
+def last_per(rows: list[dict], keys: tuple[str, ...], t: str = "t") -> dict[tuple, dict]:
+    """For each combination of `keys`, the row with the largest `t`."""
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        k = tuple(r[c] for c in keys)
+        if k not in out or float(r[t]) > float(out[k][t]):
+            out[k] = r
+    return out
+
+
+# -- our numbers, read back from each script's CSVs ------------------------------------------
+
+def ours_jdp_experiment(d: Path) -> str:
+    rows = read_csv(d / "jdp_experiment.csv")
+    if not rows:
+        return ""
+    final = last_per(rows, ("gap", "noise"))
+    names = {"random": "random", "none": "non-private", "gaussian": "Gaussian", "wishart": "Wishart",
+             "shifted-wishart": "shifted Wishart"}
+    parts = []
+    for gap in sorted({g for g, _ in final}, key=float):
+        n = int(float(final[(gap, "random")]["t"]))
+        cells = [f"{names[k]} {num(final[(gap, k)]['mean_regret'])}"
+                 + ("" if k == "random" else f" ± {num(final[(gap, k)]['std_regret'], 2)}")
+                 for k in names if (gap, k) in final]
+        parts.append(f"gap {gap}, regret after n = {n:,}: " + ", ".join(cells))
+    return "; ".join(parts)
+
+
+def ours_jdp_eps(d: Path) -> str:
+    rows = read_csv(d / "jdp_regret_vs_eps.csv")
+    if not rows:
+        return ""
+    head = (f"non-private {num(rows[0]['non_private'])}, random {num(rows[0]['random'])}; "
+            "ε: Gaussian / Wishart / shifted Wishart (ρ_max/ρ_min of W) — ")
+    return head + "; ".join(
+        f"{num(r['epsilon'])}: {num(r['gaussian'])} / {num(r['wishart'])} / {num(r['shifted_wishart'])}"
+        f" ({num(r['spread_wishart'])})" for r in rows)
+
+
+def ours_o3m_4(d: Path) -> str:
+    rows = read_csv(d / "fig_o3m_4.csv")
+    if not rows:
+        return ""
+    final = last_per(rows, ("algorithm",))
+    parts = []
+    for alg, r in sorted(final.items()):
+        worst = max(abs(float(x["norm_diff_vfl_mean"])) for x in rows if x["algorithm"] == alg[0])
+        parts.append(f"{alg[0]}: regret after T = {int(float(r['t'])):,} central {num(r['regret_central_mean'])}, "
+                     f"O3M {num(r['regret_vfl_mean'])}, partial {num(r['regret_partial_mean'])} "
+                     f"({float(r['regret_partial_mean']) / max(float(r['regret_central_mean']), 1e-12):.1f}×); "
+                     f"max |‖θ_O3M‖ − ‖θ_central‖| {worst:.1e}")
+    return "; ".join(parts)
+
+
+def ours_o3m_5(d: Path) -> str:
+    rows = read_csv(d / "fig_o3m_5.csv")
+    measured = [r for r in rows if r["measured_ratio"] not in ("", "None")]
+    if not measured:
+        return ""
+    parts = []
+    for alg in ("linucb", "lints"):
+        sel = [r for r in measured if r["algorithm"] == alg]
+        if sel:
+            lo = min(sel, key=lambda r: float(r["measured_ratio"]))
+            hi = max(sel, key=lambda r: float(r["measured_ratio"]))
+            counts = [float(r["analytic_ratio"]) for r in rows
+                      if r["algorithm"] == alg and r["analytic_ratio"] not in ("", "None")]
+            counted = f"counted {min(counts):.2f}–{max(counts):.2f}×; " if counts else ""
+            parts.append(f"{'VFUCB/LinUCB' if alg == 'linucb' else 'VFTS/LinTS'} {counted}measured "
+                         f"{float(lo['measured_ratio']):.2f}× (K = {lo['K']}, d = {lo['d']}) to "
+                         f"{float(hi['measured_ratio']):.2f}× (K = {hi['K']}, d = {hi['d']})")
+    big = [r for r in rows if r["algorithm"] == "linucb" and r["comm_gb_measured"] not in ("", "None")]
+    if big:
+        r = max(big, key=lambda r: (int(r["K"]), int(r["d"])))
+        parts.append(f"AP traffic per step at K = {r['K']}, d = {r['d']}: measured "
+                     f"{1e3 * float(r['comm_gb_measured']) / 5000:.1f} MB, the paper's count "
+                     f"{1e3 * float(r['comm_gb_paper']) / 5000:.1f} MB")
+    return "; ".join(parts)
+
+
+def ours_o3m_6(d: Path) -> str:
+    rows = read_csv(d / "fig_o3m_6.csv")
+    if not rows:
+        return ""
+    final = last_per(rows, ("panel", "algorithm", "partial_ratio"))
+    parts = []
+    for alg in ("linucb", "lints"):
+        cells = {p: final.get(("synthetic_regret", alg, p)) for p in {k[2] for k in final if k[1] == alg}}
+        vfl = [r for p, r in cells.items() if float(p) >= 1.0]
+        part = sorted((float(p), r) for p, r in cells.items() if float(p) < 1.0)
+        if vfl and part:
+            v = float(vfl[0]["mean"])
+            parts.append(f"{alg}: " + ", ".join(f"{int(p * 100)} % {num(r['mean'])}" for p, r in part)
+                         + f", O3M {num(v)} ({float(part[0][1]['mean']) / v:.0f}×)")
+    ctr = [r for k, r in final.items() if k[0] == "criteo_relative_ctr"]
+    if ctr:
+        parts.append("Criteo relative CTR: " + ", ".join(
+            f"{'O3M' if float(r['partial_ratio']) >= 1 else str(int(float(r['partial_ratio']) * 100)) + ' %'} "
+            f"{float(r['mean']):.2f}" + (f" ± {float(r['std']):.2f}" if r["std"] else "")
+            for r in sorted(ctr, key=lambda r: float(r["partial_ratio"]))))
+    return "; ".join(parts)
+
+
+def ours_table_c3(d: Path) -> str:
+    rows = read_csv(d / "table_c3.csv")
+    if not rows:
+        return ""
+    cols = (("o3m_s", "O3M"), ("o3m_per_participant_s", "O3M per participant"), ("dp_s", "DP"),
+            ("mpc_s", "MPC"), ("he_s", "HE"))
+    parts = []
+    for r in rows:
+        parts.append(f"{r['setting']}: " + ", ".join(f"{name} {num(r[c], 2)} s" for c, name in cols if r.get(c)))
+    if len(rows) == 2:
+        small, large = rows
+        parts.append("growth " + ", ".join(
+            f"{name} {float(large[c]) / float(small[c]):,.0f}×" for c, name in cols
+            if small.get(c) and large.get(c)))
+    return "; ".join(parts)
+
+
+def paper_table_c3(d: Path) -> str:
+    rows = read_csv(d / "table_c3.csv")
+    cols = (("paper_o3m_s", "O3M"), ("paper_dp_s", "DP"), ("paper_mpc_s", "MPC"), ("paper_he_s", "HE"))
+    parts = [f"{r['setting']}: " + ", ".join(f"{n} {num(r[c], 3)} s" for c, n in cols if r.get(c)) for r in rows]
+    return "; ".join(parts)
+
+
+def ours_feducb_a(d: Path) -> str:
+    rows = read_csv(d / "fig1a_regret_vs_eps.csv")
+    if not rows:
+        return ""
+    by_m: dict[str, list[dict]] = {}
+    for r in rows:
+        by_m.setdefault(r["agents"], []).append(r)
+    parts = [f"M = {m}: " + ", ".join(f"ε {num(r['epsilon'])} → {num(r['per_agent_regret'])}" for r in rs)
+             + f" (random {num(rs[0]['random_per_agent_regret'])})" for m, rs in by_m.items()]
+    return f"per-agent regret after T = {int(rows[0]['horizon']):,}, mean of {rows[0]['runs']} run(s): " + "; ".join(parts)
+
+
+def ours_feducb_b(d: Path) -> str:
+    rows = read_csv(d / "fig1b_communication.csv")
+    if not rows:
+        return ""
+    final = last_per(rows, ("schedule", "noise"))
+    names = {"m1.5": "O(M^1.5)", "mlogt": "O(M log T)", "mt": "O(MT)"}
+    any_row = next(iter(final.values()))
+    return (f"per-agent regret after T = {int(any_row['t']):,}, private (ε = 1) / non-private: "
+            + "; ".join(f"n = {names[s]} ({final[(s, 'gaussian')]['sync_rounds']} syncs) "
+                        f"{num(final[(s, 'gaussian')]['per_agent_regret'])} / {num(final[(s, 'none')]['per_agent_regret'])}"
+                        for s in names if (s, "gaussian") in final and (s, "none") in final)
+            + f"; random {num(any_row['random_per_agent_regret'])}")
+
+
+def ours_feducb_c(d: Path) -> str:
+    rows = read_csv(d / "fig1c_dimension.csv")
+    if not rows:
+        return ""
+    final = last_per(rows, ("dims",))
+    return (f"per-agent regret after T = {int(next(iter(final.values()))['t']):,} (random): "
+            + ", ".join(f"d = {k[0]} {num(r['per_agent_regret'])} ({num(r['random_per_agent_regret'])})"
+                        for k, r in sorted(final.items(), key=lambda kv: int(kv[0][0]))))
+
+
+def ours_samba_rewards(d: Path) -> str:
+    rows = read_csv(d / "rewards.csv")
+    if not rows:
+        return ""
+    n = max(int(r["N"]) for r in rows)
+    final = [r for r in rows if int(r["N"]) == n]
+    parts = []
+    for ds in sorted({r["dataset"] for r in final}):
+        parts.append(f"{ds}: " + ", ".join(f"{r['algorithm']} {int(float(r['cumulative_reward'])):,}"
+                                           for r in final if r["dataset"] == ds))
+    return f"cumulative reward at N = {n:,}, K = {final[0]['K']} (secure = plaintext, tested): " + "; ".join(parts)
+
+
+def ours_samba_times(d: Path) -> str:
+    rows = read_csv(d / "times.csv")
+    if not rows:
+        return ""
+    parts = []
+    for r in rows:
+        one = (f", one process {float(r['one_process_ms_per_step']):.2f} ms → 10⁵ steps "
+               f"{num(r['one_process_1e5_s'])} s" if r.get("one_process_ms_per_step") else "")
+        parts.append(f"{r['dataset']} {r['algorithm']} K = {r['K']} (N = {int(r['N']):,}): processes "
+                     f"{float(r['ms_per_step']):.2f} ms/step (relay floor {float(r['relay_ms_per_step']):.2f}, "
+                     f"{float(r['vs_relay']):.1f}×) → 10⁵ steps {num(r['est_1e5_s'])} s{one}")
+    return "; ".join(parts)
+
+
+def ours_hannun_1(d: Path) -> str:
+    rows = read_csv(d / "hannun_fig1.csv")
+    if not rows:
+        return ""
+    final = last_per(rows, ("epsilon",), "iteration")
+    t = int(next(iter(final.values()))["iteration"])
+    return f"average reward after {t:,} steps: " + ", ".join(
+        f"ε {k[0]} {float(r['average_reward']):.3f} ± {float(r['std']):.3f}" for k, r in final.items())
+
+
+def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
+    parts = []
+    for v in sorted({r[by] for r in rows}, key=float):
+        sel = [r for r in rows if r[by] == v]
+        best = max(sel, key=lambda r: float(r["average_reward"]))
+        greedy = [r for r in sel if r["eta"] == "inf"]
+        parts.append(f"{label} = {v}: best η {float(best['eta']):.1f} ({float(best['average_reward']):.3f})"
+                     + (f", η = ∞ {float(greedy[0]['average_reward']):.3f}" if greedy else ""))
+    return "; ".join(parts)
+
+
+def ours_hannun_2(d: Path) -> str:
+    return _eta_sweep(read_csv(d / "hannun_fig2.csv"), "T", "T")
+
+
+def ours_hannun_5(d: Path) -> str:
+    return _eta_sweep(read_csv(d / "hannun_fig5.csv"), "arms", "|A|")
+
+
+def ours_hannun_6(d: Path) -> str:
+    rows = read_csv(d / "hannun_fig6.csv")
+    if not rows:
+        return ""
+    first = min(int(r["checkpoint"]) for r in rows)
+    last = max(int(r["checkpoint"]) for r in rows)
+    pick = lambda c: ", ".join(f"ε {r['epsilon']} {100 * float(r['advantage']):.2f} %"  # noqa: E731
+                               for r in rows if int(r["checkpoint"]) == c)
+    return f"advantage after {first:,} examples: {pick(first)}; after {last:,}: {pick(last)}"
+
+
+def _runtime(rows: list[dict]) -> str:
+    return "; ".join(f"|P| = {r['parties']}, |A| = {r['arms']}: {1e3 * float(r['seconds_per_iteration']):.1f} ms, "
+                     f"{float(r['rounds_per_iteration']):.0f} rounds" for r in rows)
+
+
+def ours_hannun_3(d: Path) -> str:
+    return "per iteration: " + _runtime(read_csv(d / "hannun_fig3.csv")) if read_csv(d / "hannun_fig3.csv") else ""
+
+
+def ours_hannun_4(d: Path) -> str:
+    return "per iteration: " + _runtime(read_csv(d / "hannun_fig4.csv")) if read_csv(d / "hannun_fig4.csv") else ""
+
+
+def _sweep(rows: list[dict], key: str) -> str:
+    parts = []
+    for v in dict.fromkeys(r["variant"] for r in rows):
+        sel = [r for r in rows if r["variant"] == v]
+        parts.append(f"{v}: " + ", ".join(f"{r[key]} → {float(r['average_reward']):.3f}"
+                                          f" ({100 * float(r['agreement']):.1f} % same arms)" for r in sel))
+    if rows:
+        parts.append(f"float64 reference {float(rows[0]['plaintext_average_reward']):.3f}")
+    return "; ".join(parts)
+
+
+def ours_hannun_7(d: Path) -> str:
+    return _sweep(read_csv(d / "hannun_fig7.csv"), "precision_bits")
+
+
+def ours_hannun_8(d: Path) -> str:
+    return _sweep(read_csv(d / "hannun_fig8.csv"), "newton_iterations")
+
+
+def ours_hannun_table1(d: Path) -> str:
+    path = d / "ops.json"
+    if not path.exists():
+        return ""
+    recs = [r for r in json.loads(path.read_text()) if r["parties"] == 2 and r["median_s"]]
+    want = {"add": None, "mul": None, "reciprocal": None, "argmax": 100}
+    parts = []
+    for op, size in want.items():
+        r = next((r for r in recs if r["op"] == op and (size is None or r["size"] == size)), None)
+        if r:
+            parts.append(f"{op}{' (|A| = 100)' if size else ''} {r['rounds']} rounds, "
+                         f"{r['median_s'] / r['plaintext_s']:,.0f}×")
+    return "; ".join(parts) + " (slow-down against numpy in the same run)"
+
+
+def ours_hannun_bench(d: Path) -> str:
+    rows = read_csv(d / "bench_hannun.csv")
+    return "; ".join(f"|A| = {r['arms']}: {float(r['ms_per_iteration']):.1f} ms/iteration, plaintext "
+                     f"{float(r['plaintext_ms_per_iteration']):.3f} ms ({float(r['slowdown']):,.0f}×), "
+                     f"{float(r['rounds_per_iteration']):.0f} rounds, agreement {float(r['agreement']):.3f}"
+                     for r in rows if r["net"] == "none")
+
+
+# -- the rows ---------------------------------------------------------------------------------
+
+JDP, O3M, FED, SAMBA, HANNUN = ("Shariff & Sheffet 2018 (JDP-LinUCB)", "Cao et al. 2023 (O3M)",
+                                "Dubey & Pentland 2020 (FedUCB)", "Ciucanu et al. 2022 (SAMBA)",
+                                "Hannun et al. 2019")
+PAPERS = {
+    JDP: "The main text has no figure; the authors' experiment (supplementary, not in our copy of "
+         "the paper) compares non-private LinUCB with JDP-LinUCB under Wishart, shifted Wishart and "
+         "shifted Gaussian noise at d = 5, ε = 1, δ = 0.1, with and without a gap.",
+    O3M: "",
+    FED: "Figure 1's y-axes carry no numbers we can read from our copy; the paper column states what "
+         "its text claims. With Proposition 2's β (≈ 500 at these sizes) every private curve is flat "
+         "at any horizon this machine runs, so the rows use a tuned β = 1, declared on the figures "
+         "(`feducb.beta`, docs/feducb.md).",
+    SAMBA: "",
+    HANNUN: "Reward figures (1, 2, 5, 6) run the float64 reference, which chooses the same arms as the "
+            "secure protocol (agreement is measured in Figures 7 and 8 and in the Table 1 row); runtime "
+            "figures (3, 4, 7, 8) run every party as a process on loopback with CURVE on.",
+}
+
+ROWS: tuple[Row, ...] = (
+    Row("jdp-experiment", JDP, "the authors' experiment",
+        "d = 5, K = 10, ε = 1, δ = 0.1, gap 0 and 0.1", "not in our copy (supplementary)",
+        "fig_jdp.py", ("--part", "experiment", "--horizon", "5000", "--runs", "3"),
+        ("--part", "experiment", "--paper"),
+        "n = 5,000, 3 runs", "n = 10⁵ (the largest that runs in minutes here), 5 runs",
+        ours_jdp_experiment, ("jdp_experiment.png",),
+        "At ε = 1 the tree's noise dominates the Gram matrix for the whole run and β_t keeps every "
+        "private learner exploring: all three stay near a random choice."),
+    Row("jdp-eps", JDP, "regret against ε (ours)",
+        "the claim: JDP-LinUCB → LinUCB as ε → ∞", "no figure",
+        "fig_jdp.py", ("--part", "eps", "--horizon", "2000", "--runs", "2", "--eps", "1", "100", "10000"),
+        ("--part", "eps", "--paper"),
+        "n = 2,000, 2 runs, gap 0.1, ε ∈ {1, 100, 10⁴}", "n = 20,000, 5 runs, gap 0.1, 9 values of ε",
+        ours_jdp_eps, ("jdp_regret_vs_eps.png",),
+        "Only the Gaussian variant tends to LinUCB: the Wishart degrees of freedom fall to their floor "
+        "d + 2 by ε ≈ 1,000, so each release still carries W(L̃²I, mk) and the plain Wishart's "
+        "ρ_max/ρ_min stays wide; the shifted Wishart keeps the ratio at 2. Every Wishart release sums "
+        "exactly m nodes' noise (the paper's bounds are for m draws)."),
+    Row("o3m-4", O3M, "Figure 4 (lossless)",
+        "d = 100, K = 10, M = 5, T = 5000, 5 repeats",
+        "O3M's regret equals central LinUCB/LinTS; partial > 10× central; ‖θ‖ differences ≈ 0",
+        "fig_o3m_4_regret.py", (), ("--paper",), "T = 1000, 2 repeats", "T = 5000, 5 repeats",
+        ours_o3m_4, ("fig_o3m_4.png",)),
+    Row("o3m-5", O3M, "Figure 5 (cost)",
+        "T = 5000, M = 5, K = 100, 500, 1000; operation counts",
+        "VFUCB/LinUCB ≤ 2×; VFTS/LinTS > 5× at small d, → 1 as d grows; 0.04 GB per step at d = K = 1000",
+        "fig_o3m_5_cost.py", ("--ks", "100", "--rounds", "3"), ("--paper",),
+        "the paper's counts and our times for d ≤ 200 at K = 100", "our times for d ≤ 1000, K = 100–1000",
+        ours_o3m_5, ("fig_o3m_5.png",)),
+    Row("o3m-6", O3M, "Figure 6 (partial features; Criteo CTR)",
+        "d = 100, K = 10, T = 5000, 5 repeats, N(0, 0.05) noise; full Criteo log, β = 0.6, 5 random partitions",
+        "partial (20 %, 80 %) regret > 10× O3M's; partial CTR below VFUCB's",
+        "fig_o3m_6_partial.py", ("--paper",), ("--paper",),
+        "the paper's size (T = 5000, 5 repeats); Criteo: the shared 1,999-row sample",
+        "T = 5000, 5 repeats; Criteo: the shared 1,999-row sample (the full log is not on this machine)",
+        ours_o3m_6, ("fig_o3m_6.png",),
+        "The noise N(0, 0.05) is read as a standard deviation, the only reading that gives the "
+        "paper's > 10×. On the Criteo sample only a few dozen replay rounds match, too few to rank the CTRs."),
+    Row("o3m-c3", O3M, "Table C.3 (seconds for one round's statistic)",
+        "small d = 100, K = 20, M = 5; large d = 500, K = 10, M = 500", "",
+        "bench_o3m_table_c3.py", ("--no-he", "--repeats", "3"), ("--repeats", "5", "--he-rows", "1"),
+        "HE skipped, 3 repeats", "HE on the small setting, 5 repeats",
+        ours_table_c3, (),
+        "The paper's times grow as K·M·d² (~1,250×); ours, vectorised, as K·d². 'Per participant' "
+        "times our reading of the paper's quantity (each participant a d × d product on its "
+        "zero-padded context); the paper does not say how it computed the statistic."),
+    Row("feducb-1a", FED, "Figure 1 (A) privacy budget",
+        "T = 10⁷, d = 10, δ = 0.1, ε ∈ [0.1, 10], M ∈ {10, 20, 50, 100}, n = O(M log T), 100 runs",
+        "regret falls as ε grows; 'competitive even at large privacy budget'",
+        "fig_feducb.py", ("--panel", "A", "--beta", "1", "--horizon", "500", "--runs", "1",
+                          "--eps", "0.1", "1", "10"),
+        ("--panel", "A", "--beta", "1", "--horizon", "2000", "--runs", "3", "--eps", "0.1", "0.3", "1", "3", "10"),
+        "T = 500, 1 run, ε ∈ {0.1, 1, 10}, β = 1", "T = 2,000, 3 runs, ε ∈ {0.1, 0.3, 1, 3, 10}, β = 1",
+        ours_feducb_a, ("fig1a_regret_vs_eps.png",)),
+    Row("feducb-1b", FED, "Figure 1 (B) communication",
+        "M = 100, ε = 1, n = O(M^1.5), O(M log T), O(MT), private and not",
+        "a trade-off between n and regret (Remark 1)",
+        "fig_feducb.py", ("--panel", "B", "--beta", "1", "--horizon", "500", "--agents", "20"),
+        ("--panel", "B", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents", "100"),
+        "M = 20, T = 500, 1 run, β = 1", "M = 100, T = 2,000, 3 runs, β = 1",
+        ours_feducb_b, ("fig1b_communication.png",)),
+    Row("feducb-1c", FED, "Figure 1 (C) dependence on d",
+        "M = 100, ε = 1, δ = 0.1, n = O(M log T), d ∈ {8, …, 128}", "'essentially quadratic' in d",
+        "fig_feducb.py", ("--panel", "C", "--beta", "1", "--horizon", "500", "--agents", "20",
+                          "--dims", "4", "8", "16"),
+        ("--panel", "C", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents", "100",
+         "--dims", "8", "16", "32", "64"),
+        "M = 20, T = 500, 1 run, d ∈ {4, 8, 16}, β = 1", "M = 100, T = 2,000, 3 runs, d ≤ 64, β = 1",
+        ours_feducb_c, ("fig1c_dimension.png",)),
+    Row("samba-8c", SAMBA, "Figure 8 (c) cumulative rewards",
+        "N = 5·10⁴ … 10⁵, K = 100, MovieLens and Jester, six algorithms",
+        "secure = non-secure (Theorem 2); Thompson best on both",
+        "bench_samba.py", ("--n-list", "--k-list", "--reward-n", "10000"),
+        ("--n-list", "--k-list", "--reward-n", "100000"),
+        "N = 10⁴, K = 100", "N = 10⁵, K = 100",
+        ours_samba_rewards, (),
+        "The Thompson cells differ from the authors' prototype's by about 1 %: their code reseeds its "
+        "generator identically before every arm's Beta draw; we do not copy that."),
+    Row("samba-8ab", SAMBA, "Figure 8 (a, b) time",
+        "one process, every party's computation, N = 10⁵, K = 10 … 100",
+        "K = 10: 92–109 s; K = 100: 808–976 s (Pursuit 190 s, 1,688 s)",
+        "bench_samba.py", ("--datasets", "movielens", "--algorithms", "ucb", "--n-list", "--k-list", "10", "100",
+                           "--n-for-k", "1100", "--reward-n", "0"),
+        ("--datasets", "movielens", "--algorithms", "ucb", "thompson", "--n-list", "--k-list", "10", "100",
+         "--n-for-k", "5100", "--reward-n", "0"),
+        "UCB, N = 1,100, extrapolated to 10⁵", "UCB and Thompson, N = 5,100, extrapolated to 10⁵",
+        ours_samba_times, (),
+        "The paper's quantity is every party in one process; ours is also measured with every party "
+        "its own process, beside a bare pyzmq relay of the same messages (the transport's floor)."),
+    Row("hannun-1", HANNUN, "Figure 1 (reward during training)",
+        "MNIST, |A| = 10, 60,000 steps, 10 runs, ε ∈ {0, 0.01, 0.1, 0.5}",
+        "rewards equal to the plain-text implementation's",
+        "hannun_fig_reward.py", ("fig1", "--steps", "60000", "--runs", "1"), ("fig1", "--full"),
+        "MNIST, 60,000 steps (one sweep), 1 run", "MNIST, 60,000 steps, 10 runs",
+        ours_hannun_1, ("hannun_fig1.png",)),
+    Row("hannun-2", HANNUN, "Figure 2 (reward against η)",
+        "MNIST, T ∈ {10³, 10⁴, 6·10⁴}, 5 runs", "some exploration beats η = ∞ (ε = 0)",
+        "hannun_fig_reward.py", ("fig2", "--steps", "10000", "--runs", "1"), ("fig2", "--full"),
+        "MNIST, T ∈ {1,000, 5,000, 10,000}, 1 run", "MNIST, T ∈ {10³, 10⁴, 6·10⁴}, 5 runs",
+        ours_hannun_2, ("hannun_fig2.png",)),
+    Row("hannun-3", HANNUN, "Figure 3 (runtime against |A|)",
+        "|A| = 10 … 100, |P| = 2 … 4", "overhead dominates for |A| ≤ 20, quadratic for |A| ≥ 40",
+        "hannun_fig_secure.py", ("fig3", "--steps", "100", "--arms", "5", "10", "20", "40"),
+        ("fig3", "--steps", "300", "--arms", "10", "20", "40", "60", "80", "100", "--parties", "2", "3", "4"),
+        "|P| = 2, |A| ≤ 40, 100 steps", "|P| ∈ {2, 3, 4}, |A| ≤ 100, 300 steps",
+        ours_hannun_3, ("hannun_fig3.png",)),
+    Row("hannun-4", HANNUN, "Figure 4 (runtime against |P|)",
+        "|P| = 2 … 6, |A| ∈ {10, 50, 100}", "O(|P|²)",
+        "hannun_fig_secure.py", ("fig4", "--steps", "100", "--parties", "2", "3", "4", "--arms", "10"),
+        ("fig4", "--steps", "300", "--parties", "2", "3", "4", "5", "6", "--arms", "10", "50", "100"),
+        "|P| ≤ 4, |A| = 10, 100 steps", "|P| ≤ 6, |A| ∈ {10, 50, 100}, 300 steps",
+        ours_hannun_4, ("hannun_fig4.png",)),
+    Row("hannun-5", HANNUN, "Figure 5 (reward against η, more arms)",
+        "K-means arms, |A| ∈ {10, 20, 40, 80}, σ = 1/2", "the best η grows slightly with |A|",
+        "hannun_fig_reward.py", ("fig5", "--steps", "5000", "--runs", "1"), ("fig5", "--full"),
+        "K-means arms, |A| ∈ {5, 10}, 5,000 steps, 1 run", "|A| ∈ {10, 20, 40, 80}, 60,000 steps, 5 runs",
+        ours_hannun_5, ("hannun_fig5.png",)),
+    Row("hannun-6", HANNUN, "Figure 6 (membership inference)",
+        "MNIST, 200 runs, ε ∈ {0, 0.01, 0.1, 0.5}", "advantage 1–2 % early, below 0.75 % later",
+        "hannun_fig_membership.py", ("--steps", "20000", "--runs", "3"), ("--full",),
+        "MNIST, 20,000 steps, 3 runs", "MNIST, 60,000 steps, 200 runs",
+        ours_hannun_6, ("hannun_fig6.png",)),
+    Row("hannun-7", HANNUN, "Figure 7 (precision L)",
+        "MNIST, L = 14 … 26", "best at L = 20; drops below 18 bits and above 22 (wrap-around errors)",
+        "hannun_fig_secure.py", ("fig7", "--steps", "300", "--values", "14", "18", "20", "22", "24", "26"),
+        ("fig7", "--steps", "2000"),
+        "MNIST, 300 steps, local and exact truncation", "MNIST, 2,000 steps, L = 14 … 26, local and exact",
+        ours_hannun_7, ("hannun_fig7.png",),
+        "Local truncation (the paper's kind) wraps with probability |x|·2^(2L)/2^64 per call, so "
+        "large L costs reward; exact truncation (`hannun.trunc = \"exact\"`) has no wraps at any L."),
+    Row("hannun-8", HANNUN, "Figure 8 (Newton iterations)",
+        "MNIST, 1 … 10 iterations", "three iterations suffice",
+        "hannun_fig_secure.py", ("fig8", "--steps", "300", "--values", "1", "2", "3", "5"),
+        ("fig8", "--steps", "2000"),
+        "MNIST, 300 steps, the paper's start and our linear one", "MNIST, 2,000 steps, 1 … 10 iterations",
+        ours_hannun_8, ("hannun_fig8.png",)),
+    Row("hannun-table1", HANNUN, "Table 1 (rounds and slow-down of the key operations)",
+        "|P| = 2, |A| = 100", "add 0 rounds 11×; mul 2, 380×; reciprocal 30, 6,000×; argmax O(P + log A), 34,000×",
+        "bench_ops.py", ("--quick", "--parties", "2", "--rounds-parties", "2"),
+        ("--parties", "2,3", "--rounds-parties", "2,3,5"),
+        "2 parties as processes, 5 repeats, size 1000", "2 and 3 parties as processes, 21 repeats",
+        ours_hannun_table1, (), "The paper's slow-down is against PyTorch; ours against numpy, same run.",
+        out_flag="--json", out_name="ops.json"),
+    Row("hannun-iteration", HANNUN, "a whole iteration (§5: ~500× at |P| = 2, |A| = 10)",
+        "|P| = 2, |A| = 10", "nearly 500× slower than a regular implementation",
+        "bench_hannun.py", ("--arms", "10", "100", "--nets", "none", "--iterations", "200"),
+        ("--arms", "10", "100", "--nets", "none", "lan", "--iterations", "1000"),
+        "|A| ∈ {10, 100}, 200 iterations, loopback", "|A| ∈ {10, 100}, 1,000 iterations, loopback and LAN",
+        ours_hannun_bench, ()),
+)
+
+BY_KEY = {r.key: r for r in ROWS}
+
+
+def command(row: Row, tier: str, out: Path) -> list[str]:
+    """The row's command line for a tier, writing into `out`."""
+    target = out / row.out_name if row.out_name else out
+    return [sys.executable, str(SCRIPTS / row.script), *(row.quick if tier == "quick" else row.full),
+            row.out_flag, str(target)]
+
+
+def shown(cmd: list[str]) -> str:
+    """A command as a reader would type it from the repository root."""
+    args = [a for a in cmd[2:]]
+    drop = len(args) - 2  # the output option: each user picks their own
+    return "python scripts/" + Path(cmd[1]).name + ("" if not args[:drop] else " " + " ".join(args[:drop]))
+
+
+def git_commit() -> str:
+    """The checkout's commit, marked '+changes' when it has uncommitted ones; '' outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+changes" if dirty else "")
+
+
+def run_row(row: Row, tier: str, out: Path, timeout: float) -> dict:
+    """Run one row's script into out/ROW; record what ran, how long and how it ended."""
+    folder = out / row.key
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    cmd = command(row, tier, folder)
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    with (folder / "log.txt").open("w") as log:
+        try:
+            rc = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+    meta = {"key": row.key, "tier": tier, "command": shown(cmd), "seconds": round(time.perf_counter() - t0, 1),
+            "exit": rc, "finished": datetime.datetime.now().isoformat(timespec="minutes"),
+            "commit": git_commit(), "load_before": round(load, 2)}
+    (folder / "row.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def cell(text: str) -> str:
+    """Text safe inside a markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def report(out: Path, image_prefix: str) -> str:
+    """The markdown page of every row that has run in `out` (rows not run are listed as such)."""
+    metas = {}
+    for row in ROWS:
+        p = out / row.key / "row.json"
+        if p.exists():
+            metas[row.key] = json.loads(p.read_text())
+    total = sum(m["seconds"] for m in metas.values())
+    commits = sorted({m["commit"] for m in metas.values()})
+    lines = ["# Reproducing the papers' tables and figures", "",
+             "Generated by `python scripts/reproduce.py` from the outputs of its last run "
+             f"({len(metas)} of {len(ROWS)} rows, {total / 60:.1f} min of row time on this machine, commit "
+             f"{', '.join(commits) or '-'}); do not edit by hand: change the script and rerun it. Each row "
+             "says its size (quick: reduced, under 30 minutes for all rows on 2 cores; paper: the paper's "
+             "sizes where this machine can, else the largest that ran) and the command that made it.", ""]
+    for paper in dict.fromkeys(r.paper for r in ROWS):
+        lines += [f"## {paper}", ""]
+        if PAPERS[paper]:
+            lines += [PAPERS[paper], ""]
+        lines += ["| row | paper's setting | paper | our setting | ours | made by |", "|---|---|---|---|---|---|"]
+        pictures, notes = [], []
+        for row in (r for r in ROWS if r.paper == paper):
+            meta = metas.get(row.key)
+            folder = out / row.key
+            if meta is None:
+                ours, setting, made = "*not run*", row.quick_size, f"`{shown(command(row, 'quick', Path('OUT')))}`"
+            else:
+                try:
+                    ours = row.ours(folder) or f"*no output* (exit {meta['exit']}, see {row.key}/log.txt)"
+                except (KeyError, ValueError, IndexError, ZeroDivisionError) as e:
+                    ours = f"*unreadable output* ({type(e).__name__}: {e})"
+                setting = f"{meta['tier']}: " + (row.quick_size if meta["tier"] == "quick" else row.full_size)
+                made = f"`{meta['command']}` ({meta['seconds']:.0f} s, {meta['finished'][:10]})"
+            paper_result = row.paper_result or (paper_table_c3(folder) if row.key == "o3m-c3" else "")
+            lines.append(f"| {cell(row.name)} | {cell(row.paper_setting)} | {cell(paper_result)} | "
+                         f"{cell(setting)} | {cell(ours)} | {cell(made)} |")
+            if meta is not None:
+                pictures += [(row.name, row.key, img) for img in row.images if (folder / img).exists()]
+            if row.note:
+                notes.append(f"- **{row.name}.** {row.note}")
+        lines.append("")
+        lines += notes + ([""] if notes else [])
+        for name, key, img in pictures:
+            lines += [f"![{name}]({image_prefix}{key}/{img})", ""]
+    return "\n".join(lines)
+
+
+def publish(out: Path, page: str) -> None:
+    """Copy each row's figures and CSVs to docs/reproduction/ROW/ and write docs/reproduction.md."""
+    target = DOCS / "reproduction"
+    for row in ROWS:
+        src = out / row.key
+        if not (src / "row.json").exists():
+            continue
+        dst = target / row.key
+        if dst.exists():
+            shutil.rmtree(dst)
+        dst.mkdir(parents=True)
+        for f in [*src.glob("*.png"), *src.glob("*.csv"), *src.glob("*.json")]:
+            shutil.copy2(f, dst / f.name)
+    (DOCS / "reproduction.md").write_text(page + "\n")
+    print(f"wrote {DOCS / 'reproduction.md'} and {target}/")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="reduced sizes: every row in under 30 minutes")
+    size.add_argument("--paper", action="store_true", help="the papers' sizes where this machine can (hours)")
+    size.add_argument("--report", action="store_true", help="run nothing: rebuild the page from OUT")
+    size.add_argument("--list", action="store_true", help="list the rows and their commands")
+    ap.add_argument("--only", nargs="+", metavar="ROW", choices=sorted(BY_KEY), help="run these rows only")
+    ap.add_argument("--out", type=Path, default=Path("runs/reproduce"), help="output folder (default runs/reproduce)")
+    ap.add_argument("--timeout", type=float, default=3600.0, help="seconds before a row is stopped (default 3600)")
+    ap.add_argument("--publish", action="store_true",
+                    help="write docs/reproduction.md and copy figures and CSVs to docs/reproduction/")
+    args = ap.parse_args(argv)
+    if args.list:
+        for row in ROWS:
+            print(f"{row.key:<18} {row.paper.split(' (')[0]:<22} {row.name}\n{'':<18} quick: "
+                  f"{shown(command(row, 'quick', Path('OUT')))}\n{'':<18} paper: {shown(command(row, 'paper', Path('OUT')))}")
+        return 0
+    if not (args.quick or args.paper or args.report):
+        ap.error("choose --quick, --paper, --report or --list")
+    out = args.out.resolve()
+    failed = []
+    if not args.report:
+        tier = "quick" if args.quick else "paper"
+        rows = [BY_KEY[k] for k in args.only] if args.only else list(ROWS)
+        t0 = time.perf_counter()
+        for i, row in enumerate(rows, 1):
+            print(f"[{i}/{len(rows)}] {row.key}: {shown(command(row, tier, out / row.key))}", flush=True)
+            meta = run_row(row, tier, out, args.timeout)
+            print(f"    exit {meta['exit']} after {meta['seconds']:.0f} s "
+                  f"(total {(time.perf_counter() - t0) / 60:.1f} min)", flush=True)
+            if meta["exit"] != 0:
+                failed.append(row.key)
+    page = report(out, "")
+    (out / "reproduction.md").parent.mkdir(parents=True, exist_ok=True)
+    (out / "reproduction.md").write_text(page + "\n")
+    print(f"wrote {out / 'reproduction.md'}")
+    if args.publish:
+        publish(out, report(out, "reproduction/"))
+    if failed:
+        print(f"rows that failed (see OUT/ROW/log.txt): {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

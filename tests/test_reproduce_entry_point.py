@@ -1,0 +1,44 @@
+"""scripts/reproduce.py: every row reads back its own script's output, and a failed row is named."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import load_script
+
+reproduce = load_script("reproduce")
+
+
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "scripts/reproduce.py", "--out", str(tmp_path), *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_every_row_has_a_script_and_both_sizes():
+    keys = [r.key for r in reproduce.ROWS]
+    assert len(keys) == len(set(keys))
+    for row in reproduce.ROWS:
+        assert (reproduce.SCRIPTS / row.script).exists(), row.key
+        assert row.paper in reproduce.PAPERS and row.quick_size and row.full_size
+        assert row.ours(Path("/nonexistent")) == "", row.key  # nothing to read: nothing claimed
+
+
+def test_a_row_run_through_the_entry_point_puts_both_numbers_in_the_page(tmp_path):
+    done = _run(tmp_path, "--quick", "--only", "o3m-c3")
+    assert done.returncode == 0, done.stderr
+    meta = json.loads((tmp_path / "o3m-c3" / "row.json").read_text())
+    assert meta["exit"] == 0 and meta["tier"] == "quick" and meta["seconds"] > 0
+    page = (tmp_path / "reproduction.md").read_text()
+    (line,) = [ln for ln in page.splitlines() if ln.startswith("| Table C.3")]
+    paper, ours = line.split(" | ")[2], line.split(" | ")[4]
+    assert "large: O3M 7.28 s" in paper  # the paper's column, read from the CSV
+    assert ours.startswith("small: O3M ") and "growth O3M" in ours
+    assert "*not run*" in page  # the other rows, listed
+
+
+def test_a_row_that_times_out_is_named_and_the_page_still_written(tmp_path):
+    done = _run(tmp_path, "--quick", "--only", "o3m-c3", "--timeout", "0.01")
+    assert done.returncode == 1 and "o3m-c3" in done.stderr
+    assert json.loads((tmp_path / "o3m-c3" / "row.json").read_text())["exit"] == "timeout"
+    assert "*no output* (exit timeout" in (tmp_path / "reproduction.md").read_text()
