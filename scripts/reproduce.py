@@ -275,7 +275,8 @@ def ours_hannun_1(d: Path) -> str:
     final = last_per(rows, ("epsilon",), "iteration")
     t = int(next(iter(final.values()))["iteration"])
     return f"average reward after {t:,} steps: " + ", ".join(
-        f"ε {k[0]} {float(r['average_reward']):.3f} ± {float(r['std']):.3f}" for k, r in final.items())
+        f"ε {k[0]} {float(r['average_reward']):.3f}" + (f" ± {float(r['std']):.3f}" if float(r["std"]) else "")
+        for k, r in final.items())
 
 
 def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
@@ -350,7 +351,7 @@ def ours_hannun_table1(d: Path) -> str:
     for op, size in want.items():
         r = next((r for r in recs if r["op"] == op and (size is None or r["size"] == size)), None)
         if r:
-            parts.append(f"{op}{' (|A| = 100)' if size else ''} {r['rounds']} rounds, "
+            parts.append(f"{op}{' (|A| = 100)' if size else ''} {r['rounds']} round{'s' * (r['rounds'] != 1)}, "
                          f"{r['median_s'] / r['plaintext_s']:,.0f}×")
     return "; ".join(parts) + " (slow-down against numpy in the same run)"
 
@@ -460,8 +461,9 @@ ROWS: tuple[Row, ...] = (
         ("--n-list", "--k-list", "--reward-n", "100000"),
         "N = 10⁴, K = 100", "N = 10⁵, K = 100",
         ours_samba_rewards, (),
-        "The Thompson cells differ from the authors' prototype's by about 1 %: their code reseeds its "
-        "generator identically before every arm's Beta draw; we do not copy that."),
+        "An audit of the authors' prototype (not repeated here) found its Thompson rewards about 1 % "
+        "off ours at N = 10⁵ because it reseeds its generator identically before every arm's Beta "
+        "draw; we do not copy that. Which algorithm is best depends on N and the dataset."),
     Row("samba-8ab", SAMBA, "Figure 8 (a, b) time",
         "one process, every party's computation, N = 10⁵, K = 10 … 100",
         "K = 10: 92–109 s; K = 100: 808–976 s (Pursuit 190 s, 1,688 s)",
@@ -512,8 +514,10 @@ ROWS: tuple[Row, ...] = (
         ("fig7", "--steps", "2000"),
         "MNIST, 300 steps, local and exact truncation", "MNIST, 2,000 steps, L = 14 … 26, local and exact",
         ours_hannun_7, ("hannun_fig7.png",),
-        "Local truncation (the paper's kind) wraps with probability |x|·2^(2L)/2^64 per call, so "
-        "large L costs reward; exact truncation (`hannun.trunc = \"exact\"`) has no wraps at any L."),
+        "Local truncation (the paper's kind) wraps with probability |x|·2^(2L)/2^64 per call, 16× "
+        "more often for every 2 bits of L (docs/hannun.md counts the wraps per sweep); exact truncation "
+        "(`hannun.trunc = \"exact\"`) never wraps. A line moves only if a wrap happens within the run's "
+        "steps, so short runs cannot show the paper's drop above 22 bits."),
     Row("hannun-8", HANNUN, "Figure 8 (Newton iterations)",
         "MNIST, 1 … 10 iterations", "three iterations suffice",
         "hannun_fig_secure.py", ("fig8", "--steps", "300", "--values", "1", "2", "3", "5"),
