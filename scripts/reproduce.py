@@ -46,25 +46,34 @@ class Row:
     paper: str
     name: str
     paper_setting: str
-    paper_result: str
+    paper_result: str | Callable[[list[dict]], str]  # a reader when the script records the paper's numbers
     script: str
+    output: str  # the file (CSV, or a JSON list) our numbers are read from
     quick: tuple[str, ...]
     full: tuple[str, ...]
     quick_size: str
     full_size: str
-    ours: Callable[[Path], str]
+    ours: Callable[[list[dict]], str]
     images: tuple[str, ...] = ()
     note: str = ""
-    out_flag: str = "--out"  # the script's option naming its output folder (or file)
-    out_name: str = ""  # a file under the row's folder when the option names a file
+    out_flag: str = "--out"  # the script's option naming its output folder; any other names `output`
 
 
-def read_csv(path: Path) -> list[dict[str, str]]:
-    """The rows of a CSV as dicts (an empty list when the file is missing)."""
+def read_rows(path: Path) -> list[dict]:
+    """The records of a row's output, a CSV or a JSON list, as dicts ([] when it is missing)."""
     if not path.exists():
         return []
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
     with path.open(newline="") as f:
         return list(csv.DictReader(f))
+
+
+def row_numbers(row: "Row", folder: Path) -> tuple[str, str]:
+    """The paper's numbers and ours for a row, its output in `folder` read once (ours '' without one)."""
+    rows = read_rows(folder / row.output)
+    paper = row.paper_result if isinstance(row.paper_result, str) else (row.paper_result(rows) if rows else "")
+    return paper, row.ours(rows) if rows else ""
 
 
 def num(v: str | float | None, digits: int = 3) -> str:
@@ -89,10 +98,7 @@ def last_per(rows: list[dict], keys: tuple[str, ...], t: str = "t") -> dict[tupl
 
 # -- our numbers, read back from each script's CSVs ------------------------------------------
 
-def ours_jdp_experiment(d: Path) -> str:
-    rows = read_csv(d / "jdp_experiment.csv")
-    if not rows:
-        return ""
+def ours_jdp_experiment(rows: list[dict]) -> str:
     final = last_per(rows, ("gap", "noise"))
     names = {"random": "random", "none": "non-private", "gaussian": "Gaussian", "wishart": "Wishart",
              "shifted-wishart": "shifted Wishart"}
@@ -106,10 +112,7 @@ def ours_jdp_experiment(d: Path) -> str:
     return "; ".join(parts)
 
 
-def ours_jdp_eps(d: Path) -> str:
-    rows = read_csv(d / "jdp_regret_vs_eps.csv")
-    if not rows:
-        return ""
+def ours_jdp_eps(rows: list[dict]) -> str:
     head = (f"non-private {num(rows[0]['non_private'])}, random {num(rows[0]['random'])}; "
             "ε: Gaussian / Wishart / shifted Wishart (ρ_max/ρ_min of W) — ")
     return head + "; ".join(
@@ -117,10 +120,7 @@ def ours_jdp_eps(d: Path) -> str:
         f" ({num(r['spread_wishart'])})" for r in rows)
 
 
-def ours_o3m_4(d: Path) -> str:
-    rows = read_csv(d / "fig_o3m_4.csv")
-    if not rows:
-        return ""
+def ours_o3m_4(rows: list[dict]) -> str:
     final = last_per(rows, ("algorithm",))
     parts = []
     for alg, r in sorted(final.items()):
@@ -132,8 +132,7 @@ def ours_o3m_4(d: Path) -> str:
     return "; ".join(parts)
 
 
-def ours_o3m_5(d: Path) -> str:
-    rows = read_csv(d / "fig_o3m_5.csv")
+def ours_o3m_5(rows: list[dict]) -> str:
     measured = [r for r in rows if r["measured_ratio"] not in ("", "None")]
     if not measured:
         return ""
@@ -158,10 +157,7 @@ def ours_o3m_5(d: Path) -> str:
     return "; ".join(parts)
 
 
-def ours_o3m_6(d: Path) -> str:
-    rows = read_csv(d / "fig_o3m_6.csv")
-    if not rows:
-        return ""
+def ours_o3m_6(rows: list[dict]) -> str:
     final = last_per(rows, ("panel", "algorithm", "partial_ratio"))
     parts = []
     for alg in ("linucb", "lints"):
@@ -181,10 +177,7 @@ def ours_o3m_6(d: Path) -> str:
     return "; ".join(parts)
 
 
-def ours_table_c3(d: Path) -> str:
-    rows = read_csv(d / "table_c3.csv")
-    if not rows:
-        return ""
+def ours_table_c3(rows: list[dict]) -> str:
     cols = (("o3m_s", "O3M"), ("o3m_per_participant_s", "O3M per participant"), ("dp_s", "DP"),
             ("mpc_s", "MPC"), ("he_s", "HE"))
     parts = []
@@ -198,17 +191,13 @@ def ours_table_c3(d: Path) -> str:
     return "; ".join(parts)
 
 
-def paper_table_c3(d: Path) -> str:
-    rows = read_csv(d / "table_c3.csv")
+def paper_table_c3(rows: list[dict]) -> str:
     cols = (("paper_o3m_s", "O3M"), ("paper_dp_s", "DP"), ("paper_mpc_s", "MPC"), ("paper_he_s", "HE"))
     parts = [f"{r['setting']}: " + ", ".join(f"{n} {num(r[c], 3)} s" for c, n in cols if r.get(c)) for r in rows]
     return "; ".join(parts)
 
 
-def ours_feducb_a(d: Path) -> str:
-    rows = read_csv(d / "fig1a_regret_vs_eps.csv")
-    if not rows:
-        return ""
+def ours_feducb_a(rows: list[dict]) -> str:
     by_m: dict[str, list[dict]] = {}
     for r in rows:
         by_m.setdefault(r["agents"], []).append(r)
@@ -217,10 +206,7 @@ def ours_feducb_a(d: Path) -> str:
     return f"per-agent regret after T = {int(rows[0]['horizon']):,}, mean of {rows[0]['runs']} run(s): " + "; ".join(parts)
 
 
-def ours_feducb_b(d: Path) -> str:
-    rows = read_csv(d / "fig1b_communication.csv")
-    if not rows:
-        return ""
+def ours_feducb_b(rows: list[dict]) -> str:
     final = last_per(rows, ("schedule", "noise"))
     names = {"m1.5": "O(M^1.5)", "mlogt": "O(M log T)", "mt": "O(MT)"}
     any_row = next(iter(final.values()))
@@ -231,20 +217,14 @@ def ours_feducb_b(d: Path) -> str:
             + f"; random {num(any_row['random_per_agent_regret'])}")
 
 
-def ours_feducb_c(d: Path) -> str:
-    rows = read_csv(d / "fig1c_dimension.csv")
-    if not rows:
-        return ""
+def ours_feducb_c(rows: list[dict]) -> str:
     final = last_per(rows, ("dims",))
     return (f"per-agent regret after T = {int(next(iter(final.values()))['t']):,} (random): "
             + ", ".join(f"d = {k[0]} {num(r['per_agent_regret'])} ({num(r['random_per_agent_regret'])})"
                         for k, r in sorted(final.items(), key=lambda kv: int(kv[0][0]))))
 
 
-def ours_samba_rewards(d: Path) -> str:
-    rows = read_csv(d / "rewards.csv")
-    if not rows:
-        return ""
+def ours_samba_rewards(rows: list[dict]) -> str:
     n = max(int(r["N"]) for r in rows)
     final = [r for r in rows if int(r["N"]) == n]
     parts = []
@@ -254,10 +234,7 @@ def ours_samba_rewards(d: Path) -> str:
     return f"cumulative reward at N = {n:,}, K = {final[0]['K']} (secure = plaintext, tested): " + "; ".join(parts)
 
 
-def ours_samba_times(d: Path) -> str:
-    rows = read_csv(d / "times.csv")
-    if not rows:
-        return ""
+def ours_samba_times(rows: list[dict]) -> str:
     parts = []
     for r in rows:
         one = (f", one process {float(r['one_process_ms_per_step']):.2f} ms → 10⁵ steps "
@@ -268,10 +245,7 @@ def ours_samba_times(d: Path) -> str:
     return "; ".join(parts)
 
 
-def ours_hannun_1(d: Path) -> str:
-    rows = read_csv(d / "hannun_fig1.csv")
-    if not rows:
-        return ""
+def ours_hannun_1(rows: list[dict]) -> str:
     final = last_per(rows, ("epsilon",), "iteration")
     t = int(next(iter(final.values()))["iteration"])
     return f"average reward after {t:,} steps: " + ", ".join(
@@ -290,18 +264,15 @@ def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
     return "; ".join(parts)
 
 
-def ours_hannun_2(d: Path) -> str:
-    return _eta_sweep(read_csv(d / "hannun_fig2.csv"), "T", "T")
+def ours_hannun_2(rows: list[dict]) -> str:
+    return _eta_sweep(rows, "T", "T")
 
 
-def ours_hannun_5(d: Path) -> str:
-    return _eta_sweep(read_csv(d / "hannun_fig5.csv"), "arms", "|A|")
+def ours_hannun_5(rows: list[dict]) -> str:
+    return _eta_sweep(rows, "arms", "|A|")
 
 
-def ours_hannun_6(d: Path) -> str:
-    rows = read_csv(d / "hannun_fig6.csv")
-    if not rows:
-        return ""
+def ours_hannun_6(rows: list[dict]) -> str:
     first = min(int(r["checkpoint"]) for r in rows)
     last = max(int(r["checkpoint"]) for r in rows)
     pick = lambda c: ", ".join(f"ε {r['epsilon']} {100 * float(r['advantage']):.2f} %"  # noqa: E731
@@ -309,20 +280,14 @@ def ours_hannun_6(d: Path) -> str:
     return f"advantage after {first:,} examples: {pick(first)}; after {last:,}: {pick(last)}"
 
 
-def _runtime(rows: list[dict]) -> str:
-    return "; ".join(f"|P| = {r['parties']}, |A| = {r['arms']}: {1e3 * float(r['seconds_per_iteration']):.1f} ms, "
+def ours_hannun_runtime(rows: list[dict]) -> str:
+    """Figures 3 and 4: time and rounds per iteration at each (|P|, |A|)."""
+    return "per iteration: " + "; ".join(f"|P| = {r['parties']}, |A| = {r['arms']}: {1e3 * float(r['seconds_per_iteration']):.1f} ms, "
                      f"{float(r['rounds_per_iteration']):.0f} rounds" for r in rows)
 
 
-def ours_hannun_3(d: Path) -> str:
-    return "per iteration: " + _runtime(read_csv(d / "hannun_fig3.csv")) if read_csv(d / "hannun_fig3.csv") else ""
-
-
-def ours_hannun_4(d: Path) -> str:
-    return "per iteration: " + _runtime(read_csv(d / "hannun_fig4.csv")) if read_csv(d / "hannun_fig4.csv") else ""
-
-
 def _sweep(rows: list[dict], key: str) -> str:
+    """Figures 7 and 8: reward and agreement per value of `key`, one line per variant."""
     parts = []
     for v in dict.fromkeys(r["variant"] for r in rows):
         sel = [r for r in rows if r["variant"] == v]
@@ -333,19 +298,16 @@ def _sweep(rows: list[dict], key: str) -> str:
     return "; ".join(parts)
 
 
-def ours_hannun_7(d: Path) -> str:
-    return _sweep(read_csv(d / "hannun_fig7.csv"), "precision_bits")
+def ours_hannun_7(rows: list[dict]) -> str:
+    return _sweep(rows, "precision_bits")
 
 
-def ours_hannun_8(d: Path) -> str:
-    return _sweep(read_csv(d / "hannun_fig8.csv"), "newton_iterations")
+def ours_hannun_8(rows: list[dict]) -> str:
+    return _sweep(rows, "newton_iterations")
 
 
-def ours_hannun_table1(d: Path) -> str:
-    path = d / "ops.json"
-    if not path.exists():
-        return ""
-    recs = [r for r in json.loads(path.read_text()) if r["parties"] == 2 and r["median_s"]]
+def ours_hannun_table1(rows: list[dict]) -> str:
+    recs = [r for r in rows if r["parties"] == 2 and r["median_s"]]
     want = {"add": None, "mul": None, "reciprocal": None, "argmax": 100}
     parts = []
     for op, size in want.items():
@@ -356,8 +318,7 @@ def ours_hannun_table1(d: Path) -> str:
     return "; ".join(parts) + " (slow-down against numpy in the same run)"
 
 
-def ours_hannun_bench(d: Path) -> str:
-    rows = read_csv(d / "bench_hannun.csv")
+def ours_hannun_bench(rows: list[dict]) -> str:
     return "; ".join(f"|A| = {r['arms']}: {float(r['ms_per_iteration']):.1f} ms/iteration, plaintext "
                      f"{float(r['plaintext_ms_per_iteration']):.3f} ms ({float(r['slowdown']):,.0f}×), "
                      f"{float(r['rounds_per_iteration']):.0f} rounds, agreement {float(r['agreement']):.3f}"
@@ -387,7 +348,7 @@ PAPERS = {
 ROWS: tuple[Row, ...] = (
     Row("jdp-experiment", JDP, "the authors' experiment",
         "d = 5, K = 10, ε = 1, δ = 0.1, gap 0 and 0.1", "not in our copy (supplementary)",
-        "fig_jdp.py", ("--part", "experiment", "--horizon", "5000", "--runs", "3"),
+        "fig_jdp.py", "jdp_experiment.csv", ("--part", "experiment", "--horizon", "5000", "--runs", "3"),
         ("--part", "experiment", "--paper"),
         "n = 5,000, 3 runs", "n = 10⁵ (the largest that runs in minutes here), 5 runs",
         ours_jdp_experiment, ("jdp_experiment.png",),
@@ -395,7 +356,7 @@ ROWS: tuple[Row, ...] = (
         "private learner exploring: all three stay near a random choice."),
     Row("jdp-eps", JDP, "regret against ε (ours)",
         "the claim: JDP-LinUCB → LinUCB as ε → ∞", "no figure",
-        "fig_jdp.py", ("--part", "eps", "--horizon", "2000", "--runs", "2", "--eps", "1", "100", "10000"),
+        "fig_jdp.py", "jdp_regret_vs_eps.csv", ("--part", "eps", "--horizon", "2000", "--runs", "2", "--eps", "1", "100", "10000"),
         ("--part", "eps", "--paper"),
         "n = 2,000, 2 runs, gap 0.1, ε ∈ {1, 100, 10⁴}", "n = 20,000, 5 runs, gap 0.1, 9 values of ε",
         ours_jdp_eps, ("jdp_regret_vs_eps.png",),
@@ -406,26 +367,26 @@ ROWS: tuple[Row, ...] = (
     Row("o3m-4", O3M, "Figure 4 (lossless)",
         "d = 100, K = 10, M = 5, T = 5000, 5 repeats",
         "O3M's regret equals central LinUCB/LinTS; partial > 10× central; ‖θ‖ differences ≈ 0",
-        "fig_o3m_4_regret.py", (), ("--paper",), "T = 1000, 2 repeats", "T = 5000, 5 repeats",
+        "fig_o3m_4_regret.py", "fig_o3m_4.csv", (), ("--paper",), "T = 1000, 2 repeats", "T = 5000, 5 repeats",
         ours_o3m_4, ("fig_o3m_4.png",)),
     Row("o3m-5", O3M, "Figure 5 (cost)",
         "T = 5000, M = 5, K = 100, 500, 1000; operation counts",
         "VFUCB/LinUCB ≤ 2×; VFTS/LinTS > 5× at small d, → 1 as d grows; 0.04 GB per step at d = K = 1000",
-        "fig_o3m_5_cost.py", ("--ks", "100", "--rounds", "3"), ("--paper",),
+        "fig_o3m_5_cost.py", "fig_o3m_5.csv", ("--ks", "100", "--rounds", "3"), ("--paper",),
         "the paper's counts and our times for d ≤ 200 at K = 100", "our times for d ≤ 1000, K = 100–1000",
         ours_o3m_5, ("fig_o3m_5.png",)),
     Row("o3m-6", O3M, "Figure 6 (partial features; Criteo CTR)",
         "d = 100, K = 10, T = 5000, 5 repeats, N(0, 0.05) noise; full Criteo log, β = 0.6, 5 random partitions",
         "partial (20 %, 80 %) regret > 10× O3M's; partial CTR below VFUCB's",
-        "fig_o3m_6_partial.py", ("--paper",), ("--paper",),
+        "fig_o3m_6_partial.py", "fig_o3m_6.csv", ("--paper",), ("--paper",),
         "the paper's size (T = 5000, 5 repeats); Criteo: the shared 1,999-row sample",
         "T = 5000, 5 repeats; Criteo: the shared 1,999-row sample (the full log is not on this machine)",
         ours_o3m_6, ("fig_o3m_6.png",),
         "The noise N(0, 0.05) is read as a standard deviation, the only reading that gives the "
         "paper's > 10×. On the Criteo sample only a few dozen replay rounds match, too few to rank the CTRs."),
     Row("o3m-c3", O3M, "Table C.3 (seconds for one round's statistic)",
-        "small d = 100, K = 20, M = 5; large d = 500, K = 10, M = 500", "",
-        "bench_o3m_table_c3.py", ("--no-he", "--repeats", "3"), ("--repeats", "5", "--he-rows", "1"),
+        "small d = 100, K = 20, M = 5; large d = 500, K = 10, M = 500", paper_table_c3,
+        "bench_o3m_table_c3.py", "table_c3.csv", ("--no-he", "--repeats", "3"), ("--repeats", "5", "--he-rows", "1"),
         "HE skipped, 3 repeats", "HE on the small setting, 5 repeats",
         ours_table_c3, (),
         "The paper's times grow as K·M·d² (~1,250×); ours, vectorised, as K·d². 'Per participant' "
@@ -434,7 +395,7 @@ ROWS: tuple[Row, ...] = (
     Row("feducb-1a", FED, "Figure 1 (A) privacy budget",
         "T = 10⁷, d = 10, δ = 0.1, ε ∈ [0.1, 10], M ∈ {10, 20, 50, 100}, n = O(M log T), 100 runs",
         "regret falls as ε grows; 'competitive even at large privacy budget'",
-        "fig_feducb.py", ("--panel", "A", "--beta", "1", "--horizon", "500", "--runs", "1",
+        "fig_feducb.py", "fig1a_regret_vs_eps.csv", ("--panel", "A", "--beta", "1", "--horizon", "500", "--runs", "1",
                           "--eps", "0.1", "1", "10"),
         ("--panel", "A", "--beta", "1", "--horizon", "2000", "--runs", "3", "--eps", "0.1", "0.3", "1", "3", "10"),
         "T = 500, 1 run, ε ∈ {0.1, 1, 10}, β = 1", "T = 2,000, 3 runs, ε ∈ {0.1, 0.3, 1, 3, 10}, β = 1",
@@ -442,13 +403,13 @@ ROWS: tuple[Row, ...] = (
     Row("feducb-1b", FED, "Figure 1 (B) communication",
         "M = 100, ε = 1, n = O(M^1.5), O(M log T), O(MT), private and not",
         "a trade-off between n and regret (Remark 1)",
-        "fig_feducb.py", ("--panel", "B", "--beta", "1", "--horizon", "500", "--agents", "20"),
+        "fig_feducb.py", "fig1b_communication.csv", ("--panel", "B", "--beta", "1", "--horizon", "500", "--agents", "20"),
         ("--panel", "B", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents", "100"),
         "M = 20, T = 500, 1 run, β = 1", "M = 100, T = 2,000, 3 runs, β = 1",
         ours_feducb_b, ("fig1b_communication.png",)),
     Row("feducb-1c", FED, "Figure 1 (C) dependence on d",
         "M = 100, ε = 1, δ = 0.1, n = O(M log T), d ∈ {8, …, 128}", "'essentially quadratic' in d",
-        "fig_feducb.py", ("--panel", "C", "--beta", "1", "--horizon", "500", "--agents", "20",
+        "fig_feducb.py", "fig1c_dimension.csv", ("--panel", "C", "--beta", "1", "--horizon", "500", "--agents", "20",
                           "--dims", "4", "8", "16"),
         ("--panel", "C", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents", "100",
          "--dims", "8", "16", "32", "64"),
@@ -457,7 +418,7 @@ ROWS: tuple[Row, ...] = (
     Row("samba-8c", SAMBA, "Figure 8 (c) cumulative rewards",
         "N = 5·10⁴ … 10⁵, K = 100, MovieLens and Jester, six algorithms",
         "secure = non-secure (Theorem 2); Thompson best on both",
-        "bench_samba.py", ("--n-list", "--k-list", "--reward-n", "10000"),
+        "bench_samba.py", "rewards.csv", ("--n-list", "--k-list", "--reward-n", "10000"),
         ("--n-list", "--k-list", "--reward-n", "100000"),
         "N = 10⁴, K = 100", "N = 10⁵, K = 100",
         ours_samba_rewards, (),
@@ -467,7 +428,7 @@ ROWS: tuple[Row, ...] = (
     Row("samba-8ab", SAMBA, "Figure 8 (a, b) time",
         "one process, every party's computation, N = 10⁵, K = 10 … 100",
         "K = 10: 92–109 s; K = 100: 808–976 s (Pursuit 190 s, 1,688 s)",
-        "bench_samba.py", ("--datasets", "movielens", "--algorithms", "ucb", "--n-list", "--k-list", "10", "100",
+        "bench_samba.py", "times.csv", ("--datasets", "movielens", "--algorithms", "ucb", "--n-list", "--k-list", "10", "100",
                            "--n-for-k", "1100", "--reward-n", "0"),
         ("--datasets", "movielens", "--algorithms", "ucb", "thompson", "--n-list", "--k-list", "10", "100",
          "--n-for-k", "5100", "--reward-n", "0"),
@@ -478,40 +439,40 @@ ROWS: tuple[Row, ...] = (
     Row("hannun-1", HANNUN, "Figure 1 (reward during training)",
         "MNIST, |A| = 10, 60,000 steps, 10 runs, ε ∈ {0, 0.01, 0.1, 0.5}",
         "rewards equal to the plain-text implementation's",
-        "hannun_fig_reward.py", ("fig1", "--steps", "60000", "--runs", "1"), ("fig1", "--full"),
+        "hannun_fig_reward.py", "hannun_fig1.csv", ("fig1", "--steps", "60000", "--runs", "1"), ("fig1", "--full"),
         "MNIST, 60,000 steps (one sweep), 1 run", "MNIST, 60,000 steps, 10 runs",
         ours_hannun_1, ("hannun_fig1.png",)),
     Row("hannun-2", HANNUN, "Figure 2 (reward against η)",
         "MNIST, T ∈ {10³, 10⁴, 6·10⁴}, 5 runs", "some exploration beats η = ∞ (ε = 0)",
-        "hannun_fig_reward.py", ("fig2", "--steps", "10000", "--runs", "1"), ("fig2", "--full"),
+        "hannun_fig_reward.py", "hannun_fig2.csv", ("fig2", "--steps", "10000", "--runs", "1"), ("fig2", "--full"),
         "MNIST, T ∈ {1,000, 5,000, 10,000}, 1 run", "MNIST, T ∈ {10³, 10⁴, 6·10⁴}, 5 runs",
         ours_hannun_2, ("hannun_fig2.png",)),
     Row("hannun-3", HANNUN, "Figure 3 (runtime against |A|)",
         "|A| = 10 … 100, |P| = 2 … 4", "overhead dominates for |A| ≤ 20, quadratic for |A| ≥ 40",
-        "hannun_fig_secure.py", ("fig3", "--steps", "100", "--arms", "5", "10", "20", "40"),
+        "hannun_fig_secure.py", "hannun_fig3.csv", ("fig3", "--steps", "100", "--arms", "5", "10", "20", "40"),
         ("fig3", "--steps", "300", "--arms", "10", "20", "40", "60", "80", "100", "--parties", "2", "3", "4"),
         "|P| = 2, |A| ≤ 40, 100 steps", "|P| ∈ {2, 3, 4}, |A| ≤ 100, 300 steps",
-        ours_hannun_3, ("hannun_fig3.png",)),
+        ours_hannun_runtime, ("hannun_fig3.png",)),
     Row("hannun-4", HANNUN, "Figure 4 (runtime against |P|)",
         "|P| = 2 … 6, |A| ∈ {10, 50, 100}", "O(|P|²)",
-        "hannun_fig_secure.py", ("fig4", "--steps", "100", "--parties", "2", "3", "4", "--arms", "10"),
+        "hannun_fig_secure.py", "hannun_fig4.csv", ("fig4", "--steps", "100", "--parties", "2", "3", "4", "--arms", "10"),
         ("fig4", "--steps", "300", "--parties", "2", "3", "4", "5", "6", "--arms", "10", "50", "100"),
         "|P| ≤ 4, |A| = 10, 100 steps", "|P| ≤ 6, |A| ∈ {10, 50, 100}, 300 steps",
-        ours_hannun_4, ("hannun_fig4.png",)),
+        ours_hannun_runtime, ("hannun_fig4.png",)),
     Row("hannun-5", HANNUN, "Figure 5 (reward against η, more arms)",
         "K-means arms, |A| ∈ {10, 20, 40, 80}, σ = 1/2", "the best η grows slightly with |A|",
-        "hannun_fig_reward.py", ("fig5", "--steps", "5000", "--runs", "1"), ("fig5", "--full"),
+        "hannun_fig_reward.py", "hannun_fig5.csv", ("fig5", "--steps", "5000", "--runs", "1"), ("fig5", "--full"),
         "K-means arms, |A| ∈ {5, 10}, 5,000 steps, 1 run", "|A| ∈ {10, 20, 40, 80}, 60,000 steps, 5 runs",
         ours_hannun_5, ("hannun_fig5.png",)),
     Row("hannun-6", HANNUN, "Figure 6 (membership inference)",
         "MNIST, 200 runs, ε ∈ {0, 0.01, 0.1, 0.5}", "advantage 1–2 % early, below 0.75 % later",
-        "hannun_fig_membership.py", ("--steps", "20000", "--runs", "3"), ("--full",),
+        "hannun_fig_membership.py", "hannun_fig6.csv", ("--steps", "20000", "--runs", "3"), ("--full",),
         "MNIST, 20,000 steps, 3 runs", "MNIST, 60,000 steps, 200 runs",
         ours_hannun_6, ("hannun_fig6.png",)),
     Row("hannun-7", HANNUN, "Figure 7 (precision L)",
         "MNIST, L = 14 … 26", "best at L = 20; drops below 18 bits and above 22 (wrap-around errors)",
-        "hannun_fig_secure.py", ("fig7", "--steps", "300", "--values", "14", "18", "20", "22", "24", "26"),
-        ("fig7", "--steps", "2000"),
+        "hannun_fig_secure.py", "hannun_fig7.csv", ("fig7", "--steps", "300", "--values", "14", "18", "20", "22", "24", "26"),
+        ("fig7", "--steps", "2000", "--values", *map(str, range(14, 27))),
         "MNIST, 300 steps, local and exact truncation", "MNIST, 2,000 steps, L = 14 … 26, local and exact",
         ours_hannun_7, ("hannun_fig7.png",),
         "Local truncation (the paper's kind) wraps with probability |x|·2^(2L)/2^64 per call, 16× "
@@ -520,20 +481,20 @@ ROWS: tuple[Row, ...] = (
         "steps, so short runs cannot show the paper's drop above 22 bits."),
     Row("hannun-8", HANNUN, "Figure 8 (Newton iterations)",
         "MNIST, 1 … 10 iterations", "three iterations suffice",
-        "hannun_fig_secure.py", ("fig8", "--steps", "300", "--values", "1", "2", "3", "5"),
-        ("fig8", "--steps", "2000"),
+        "hannun_fig_secure.py", "hannun_fig8.csv", ("fig8", "--steps", "300", "--values", "1", "2", "3", "5"),
+        ("fig8", "--steps", "2000", "--values", *map(str, range(1, 11))),
         "MNIST, 300 steps, the paper's start and our linear one", "MNIST, 2,000 steps, 1 … 10 iterations",
         ours_hannun_8, ("hannun_fig8.png",)),
     Row("hannun-table1", HANNUN, "Table 1 (rounds and slow-down of the key operations)",
         "|P| = 2, |A| = 100", "add 0 rounds 11×; mul 2, 380×; reciprocal 30, 6,000×; argmax O(P + log A), 34,000×",
-        "bench_ops.py", ("--quick", "--parties", "2", "--rounds-parties", "2"),
+        "bench_ops.py", "ops.json", ("--quick", "--parties", "2", "--rounds-parties", "2"),
         ("--parties", "2,3", "--rounds-parties", "2,3,5"),
         "2 parties as processes, 5 repeats, size 1000", "2 and 3 parties as processes, 21 repeats",
         ours_hannun_table1, (), "The paper's slow-down is against PyTorch; ours against numpy, same run.",
-        out_flag="--json", out_name="ops.json"),
+        out_flag="--json"),
     Row("hannun-iteration", HANNUN, "a whole iteration (§5: ~500× at |P| = 2, |A| = 10)",
         "|P| = 2, |A| = 10", "nearly 500× slower than a regular implementation",
-        "bench_hannun.py", ("--arms", "10", "100", "--nets", "none", "--iterations", "200"),
+        "bench_hannun.py", "bench_hannun.csv", ("--arms", "10", "100", "--nets", "none", "--iterations", "200"),
         ("--arms", "10", "100", "--nets", "none", "lan", "--iterations", "1000"),
         "|A| ∈ {10, 100}, 200 iterations, loopback", "|A| ∈ {10, 100}, 1,000 iterations, loopback and LAN",
         ours_hannun_bench, ()),
@@ -544,16 +505,14 @@ BY_KEY = {r.key: r for r in ROWS}
 
 def command(row: Row, tier: str, out: Path) -> list[str]:
     """The row's command line for a tier, writing into `out`."""
-    target = out / row.out_name if row.out_name else out
+    target = out if row.out_flag == "--out" else out / row.output
     return [sys.executable, str(SCRIPTS / row.script), *(row.quick if tier == "quick" else row.full),
             row.out_flag, str(target)]
 
 
 def shown(cmd: list[str]) -> str:
     """A command as a reader would type it from the repository root."""
-    args = [a for a in cmd[2:]]
-    drop = len(args) - 2  # the output option: each user picks their own
-    return "python scripts/" + Path(cmd[1]).name + ("" if not args[:drop] else " " + " ".join(args[:drop]))
+    return " ".join(["python", f"scripts/{Path(cmd[1]).name}", *cmd[2:-2]])  # without the output option
 
 
 def git_commit() -> str:
@@ -619,15 +578,16 @@ def report(out: Path, image_prefix: str) -> str:
             meta = metas.get(row.key)
             folder = out / row.key
             if meta is None:
+                paper_result = row.paper_result if isinstance(row.paper_result, str) else ""
                 ours, setting, made = "*not run*", row.quick_size, f"`{shown(command(row, 'quick', Path('OUT')))}`"
             else:
                 try:
-                    ours = row.ours(folder) or f"*no output* (exit {meta['exit']}, see {row.key}/log.txt)"
+                    paper_result, ours = row_numbers(row, folder)
+                    ours = ours or f"*no output* (exit {meta['exit']}, see {row.key}/log.txt)"
                 except (KeyError, ValueError, IndexError, ZeroDivisionError) as e:
-                    ours = f"*unreadable output* ({type(e).__name__}: {e})"
+                    paper_result, ours = "", f"*unreadable output* ({type(e).__name__}: {e})"
                 setting = f"{meta['tier']}: " + (row.quick_size if meta["tier"] == "quick" else row.full_size)
                 made = f"`{meta['command']}` ({meta['seconds']:.0f} s, {meta['finished'][:10]})"
-            paper_result = row.paper_result or (paper_table_c3(folder) if row.key == "o3m-c3" else "")
             lines.append(f"| {cell(row.name)} | {cell(row.paper_setting)} | {cell(paper_result)} | "
                          f"{cell(setting)} | {cell(ours)} | {cell(made)} |")
             if meta is not None:
@@ -692,7 +652,7 @@ def main(argv: list[str] | None = None) -> int:
             if meta["exit"] != 0:
                 failed.append(row.key)
     page = report(out, "")
-    (out / "reproduction.md").parent.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     (out / "reproduction.md").write_text(page + "\n")
     print(f"wrote {out / 'reproduction.md'}")
     if args.publish:
