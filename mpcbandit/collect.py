@@ -68,8 +68,9 @@ def check_one_run(cfg: Config, results: list[dict]) -> list[dict]:
     return [by_name[n] for n in names]
 
 
-def summarize_run(cfg: Config, results: list[dict], wall_s: float) -> dict:
+def summarize_run(cfg: Config, results: list[dict], wall_s: float, *,
+                  resumed_from: int | None = None) -> dict:
     """The summary of one checked run."""
     clean = [{k: v for k, v in r.items() if k != "_path"} for r in results]
     fields = get_protocol(cfg.protocol).summarize(cfg, clean)
-    return build_summary(cfg, fields, clean, wall_s)
+    return build_summary(cfg, fields, clean, wall_s, resumed_from=resumed_from)

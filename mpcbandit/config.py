@@ -143,6 +143,23 @@ def build_section(cls: type, data: Any, path: str) -> Any:
     return obj
 
 
+def section_values(obj: Any) -> dict:
+    """A built section as a TOML-shaped table (its file key names, nested sections as tables)."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        if not f.init:
+            continue
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            value = section_values(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, Path):
+            value = str(value)
+        out[f.metadata.get("key", f.name)] = value
+    return out
+
+
 # ---------------------------------------------------------------- runtime sections
 
 
@@ -250,6 +267,12 @@ class Config:
         raw = apply_overrides(self.raw, [parse_override(o) for o in items])
         return dataclasses.replace(parse_config(raw, self.source),
                                    overrides=self.overrides + tuple(items))
+
+    def resolved(self) -> dict:
+        """The config as the run used it: every key of every section, defaults filled in."""
+        return {"protocol": self.protocol, "seed": self.seed, "run": section_values(self.run),
+                "network": section_values(self.network),
+                self.protocol: section_values(self.section)}
 
     def parties(self) -> list[Party]:
         """The party table: every process of this experiment with its address."""

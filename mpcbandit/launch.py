@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,13 +20,15 @@ import sys
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.net.security import write_keys
 from mpcbandit.checkpoint import checkpoint_iterations, finished
-from mpcbandit.protocols import get_protocol
+from mpcbandit.protocols import get_protocol, progress_line
 from mpcbandit.results import build_summary, format_summary, write_summary
 from parties import check_security_mode
 
@@ -165,12 +168,15 @@ def _is_stopped(pid: int) -> bool:
 
 
 class _Progress:
-    """Prints iterations and rounds so far: in place on a terminal, every 10 s otherwise."""
+    """Steps done, rate, elapsed time and ETA, read from the parties' progress files: a tqdm bar
+    on a terminal, a line every 10 s otherwise."""
 
     def __init__(self, paths: list[Path], echo):
         self.paths, self.echo = paths, echo
         self.tty = sys.stdout.isatty()
         self.last = 0.0
+        self.bar: tqdm | None = None
+        self.first: tuple[float, int] | None = None  # (time, step) of the first reading
 
     def show(self, final: bool = False) -> None:
         now = time.monotonic()
@@ -190,12 +196,30 @@ class _Progress:
         its = [i for i in its if i < total] or its  # parties still working set the pace
         if not its:
             return
-        line = f"[mpcbandit] iteration {min(its)}/{total or '?'}, rounds so far {rounds}"
+        step = min(its)
+        if self.first is None:
+            self.first = (now, step)  # resumed runs start past 0; start-up is not a rate
         if self.tty:
-            sys.stdout.write("\r" + line + ("\n" if final else ""))
-            sys.stdout.flush()
+            if self.bar is None:
+                # a pseudo-terminal may report 0 x 0, where tqdm would draw nothing
+                size = shutil.get_terminal_size()
+                self.bar = tqdm(total=total or None, initial=step, unit="step", desc="[mpcbandit]",
+                                ncols=size.columns, nrows=size.lines, file=sys.stdout)
+            self.bar.n = step
+            self.bar.set_postfix_str(f"rounds {rounds}", refresh=False)
+            self.bar.refresh()
+            if final:
+                self.close()
         elif not final:
-            self.echo(line)
+            t0, s0 = self.first
+            self.echo(f"[mpcbandit] {progress_line(step - s0, step, total, now - t0)}, "
+                      f"rounds so far {rounds}")
+
+    def close(self) -> None:
+        """End the terminal bar (after the last reading, or when the run fails)."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class _Watchdog:
@@ -342,6 +366,7 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
                PYTHONPATH=os.pathsep.join([str(project_root()), os.environ.get("PYTHONPATH", "")]))
     procs: dict[str, subprocess.Popen] = {}
     files = {}
+    display = _Progress([out_dir / "progress" / p.name for p in parties], echo)
     t0 = time.perf_counter()
     try:
         for p in parties:
@@ -369,7 +394,6 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
                                                  stdin=subprocess.DEVNULL, env=env,
                                                  preexec_fn=_die_with_parent)
             files[p.name] = (result, log)
-        progress = _Progress([out_dir / "progress" / p.name for p in parties], echo)
         watchdog = _Watchdog(cfg, {p.name: out_dir / "progress" / p.name for p in parties})
         last_prune = time.monotonic()
         while True:
@@ -379,20 +403,20 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
                 raise _culprit(procs, files, failed[0][0])
             if all(p.returncode == 0 for p in procs.values()):
                 break
-            progress.show()
+            display.show()
             watchdog.check(procs)
             if checkpoint_every and time.monotonic() - last_prune > 1.0:
                 prune_checkpoints(out_dir, [p.name for p in parties])
                 last_prune = time.monotonic()
             time.sleep(_POLL_S)
-        progress.show(final=True)
+        display.show(final=True)
     except BaseException:
+        display.close()
         _stop_all(procs)
         raise
     wall = time.perf_counter() - t0
     results = check_one_run(cfg, [read_result(files[p.name][0]) for p in parties])
-    summary = summarize_run(cfg, results, wall)
-    summary["resumed_from"] = resume_from
+    summary = summarize_run(cfg, results, wall, resumed_from=resume_from)
     path = write_summary(out_dir, summary)
     echo(format_summary(summary) + f"\nsummary: {path}")
     return summary

@@ -6,12 +6,14 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from mpcbandit import __version__
 from mpcbandit.config import Config
 from mpcbandit.files import write_json
 from mpcbandit.net.netspec import NET_PRESETS
-from mpcbandit.protocols import privacy_record
+from mpcbandit.protocols import get_protocol, privacy_record
+from mpcbandit.provenance import software_versions
 
-__all__ = ["PARTY_KEYS", "build_summary", "estimate_seconds", "format_summary", "write_summary",
+__all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", "format_summary", "write_summary",
            "write_csv"]
 
 PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "messages", "bytes_sent",
@@ -24,28 +26,42 @@ def estimate_seconds(compute_s: float, rounds: int, nbytes: int, net: str) -> fl
     return compute_s + rounds * 2 * one_way + (nbytes / bw if bw else 0.0)
 
 
+#: the summary's shape; raise it when a key changes meaning or type (docs/summary.md)
+SCHEMA_VERSION = 2
+
+
 def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float, *,
-                  plaintext: bool = False) -> dict:
-    """The summary of a run: common keys, the protocol's fields, per-party accounting."""
-    iterations = int(fields.get("iterations", 1)) or 1
+                  plaintext: bool = False, resumed_from: int | None = None) -> dict:
+    """The summary of a run: common keys, the protocol's fields, per-party accounting.
+
+    `fields` is what the protocol's summarize (or plaintext) returned: `steps`, and where it has
+    them `series` (per-step lists), `agents` (per-agent records), `cumulative_reward`,
+    `cumulative_regret`, `privacy` (its parameters), and keys of its own (docs/summary.md).
+    """
+    fields = dict(fields)
+    steps = int(fields.pop("steps", 1)) or 1
     rounds_total = max((p["rounds"] for p in parties), default=0)
     max_bytes = max((p["bytes_sent"] + p["bytes_received"] for p in parties), default=0)
     compute = max((p["compute_s"] for p in parties), default=0.0)
     net = cfg.net
+    reward, regret = fields.pop("cumulative_reward", None), fields.pop("cumulative_regret", None)
     summary: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "mpcbandit_version": __version__,
+        "software": software_versions(),
         "protocol": cfg.protocol,
         "plaintext": plaintext,
-        "config": cfg.raw,
         "seed": cfg.seed,
+        "config": cfg.raw,
+        "config_resolved": cfg.resolved(),
         "wall_s": wall_s,
         "protocol_wall_s": max((p.get("protocol_wall_s", 0.0) for p in parties), default=wall_s),
-        "iterations": iterations,
-        "arms": fields.get("arms"),
-        "rewards": fields.get("rewards"),
-        "cumulative_reward": fields.get("cumulative_reward"),
+        "steps": steps,
+        "cumulative_reward": None if reward is None else float(reward),
+        "cumulative_regret": None if regret is None else float(regret),
         "rounds_total": rounds_total,
-        "rounds_per_iteration": rounds_total / iterations,
-        "bytes_per_iteration": max_bytes / iterations,
+        "rounds_per_step": rounds_total / steps,
+        "bytes_per_step": max_bytes / steps,
         "net": {"name": net.name, "one_way_ms": net.one_way_s * 1e3,
                 "mbit_s": net.bytes_per_s * 8 / 1e6 if net.bytes_per_s else None},
         "estimate_s": {n: estimate_seconds(compute, rounds_total, max_bytes, n)
@@ -53,13 +69,18 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
         "parties": [{k: p[k] for k in PARTY_KEYS if k in p} | {"protocol_wall_s": p.get("protocol_wall_s")}
                     for p in parties],
         # whether the run was private, beside the protocol's own privacy parameters if any
-        "privacy": dict(fields.get("privacy") or {}) | (
+        "privacy": dict(fields.pop("privacy", None) or {}) | (
             privacy_record(cfg) if not plaintext
             else {"private": False, "warnings": ["plaintext reference"]}),
+        "series": fields.pop("series", {}),
+        "resumed_from": resumed_from,
     }
-    for k, v in fields.items():
-        summary.setdefault(k, v)
-    return summary
+    if "agents" in fields:
+        summary["agents"] = fields.pop("agents")
+    clash = sorted(set(fields) & set(summary))
+    if clash:
+        raise ValueError(f"protocol {cfg.protocol} returned summary keys that are common keys: {clash}")
+    return summary | fields
 
 
 def write_summary(out_dir: Path, summary: dict) -> Path:
@@ -74,13 +95,16 @@ def _kb(n: float) -> str:
 def format_summary(s: dict) -> str:
     """A few human lines about a summary."""
     kind = "plaintext reference" if s["plaintext"] else f"{len(s['parties'])} processes"
-    lines = [f"{s['protocol']}: {s['iterations']} iteration(s), seed {s['seed']}, {kind}, "
+    lines = [f"{s['protocol']}: {s['steps']} step(s), seed {s['seed']}, {kind}, "
              f"wall {s['wall_s']:.2f} s (protocol {s['protocol_wall_s']:.3f} s)"]
-    if s.get("cumulative_reward") is not None:
+    headline = get_protocol(s["protocol"]).headline
+    if headline is not None:
+        lines += headline(s)
+    elif s.get("cumulative_reward") is not None:
         lines.append(f"cumulative reward: {s['cumulative_reward']:g}")
     if not s["plaintext"]:
-        lines.append(f"rounds: {s['rounds_total']} ({s['rounds_per_iteration']:.1f} per iteration), "
-                     f"busiest party {_kb(s['bytes_per_iteration'])} per iteration, "
+        lines.append(f"rounds: {s['rounds_total']} ({s['rounds_per_step']:.1f} per step), "
+                     f"busiest party {_kb(s['bytes_per_step'])} per step, "
                      f"net {s['net']['name']}")
         est = s["estimate_s"]
         lines.append(f"analytic estimate: lan {est['lan']:.3f} s, wan {est['wan']:.3f} s")

@@ -37,21 +37,21 @@ def bench_one(arms: int, parties: int, net: str, iterations: int, out: Path, ext
     quiet = lambda *_: None  # noqa: E731
     secure = run_local(load_config(CONFIG, sets), out / tag, echo=quiet)
     plain = run_local(load_config(CONFIG, sets), out / (tag + "-plaintext"), plaintext=True, echo=quiet)
-    t = secure["iterations"]
-    by_party = secure["bytes_per_iteration_by_party"]
+    t = secure["steps"]
+    by_party = secure["bytes_per_step_by_party"]
     fh = [v for k, v in by_party.items() if k.startswith("feature_holder")]
     plain_ms = plain["protocol_wall_s"] / t * 1e3
-    ms = secure["seconds_per_iteration"] * 1e3
+    ms = secure["seconds_per_step"] * 1e3
     return {
         "arms": arms, "parties": parties, "net": net, "iterations": t,
         "ms_per_iteration": round(ms, 2), "plaintext_ms_per_iteration": round(plain_ms, 4),
         "slowdown": round(ms / plain_ms) if plain_ms > 0 else None,
-        "rounds_per_iteration": round(secure["critical_rounds_per_iteration"], 2),
-        "online_kb_sent+recv": round(secure["online_bytes_per_iteration_feature_holder"] / 1e3, 1),
-        "online_kb_sent": round(secure["online_bytes_sent_per_iteration_feature_holder"] / 1e3, 1),
+        "rounds_per_iteration": round(secure["critical_rounds_per_step"], 2),
+        "online_kb_sent+recv": round(secure["online_bytes_per_step_feature_holder"] / 1e3, 1),
+        "online_kb_sent": round(secure["online_bytes_sent_per_step_feature_holder"] / 1e3, 1),
         "all_kb_busiest_holder": round(max(fh) / 1e3, 1),
         "dealer_kb": round(by_party["dealer.0"] / 1e3, 1),
-        "wan_estimate_ms": round(secure["wan_estimate_s_per_iteration"] * 1e3, 1),
+        "wan_estimate_ms": round(secure["wan_estimate_s_per_step"] * 1e3, 1),
         "agreement": secure.get("agreement_with_plaintext"),
         "reward": secure["cumulative_reward"],
         "plaintext_reward": plain["cumulative_reward"],

@@ -45,15 +45,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
         quiet = lambda *a, **k: None  # noqa: E731
         secure = run_local(load_config(args.config, sets), args.out / f"{alg}-secure", echo=quiet)
         plain = run_local(load_config(args.config, sets), args.out / f"{alg}-plain", plaintext=True, echo=quiet)
-        diff = float(np.abs(np.subtract(secure["theta_norms"], plain["theta_norms"])).max())
-        rows.append({"algorithm": alg, "iterations": secure["iterations"],
+        diff = float(np.abs(np.subtract(secure["series"]["theta_norm"], plain["series"]["theta_norm"])).max())
+        rows.append({"algorithm": alg, "iterations": secure["steps"],
                      "parties": len(secure["parties"]), "net": args.net,
                      "wall_s": secure["wall_s"], "protocol_wall_s": secure["protocol_wall_s"],
-                     "seconds_per_round": secure["seconds_per_round"],
-                     "plaintext_seconds_per_round": plain["protocol_wall_s"] / plain["iterations"],
-                     "rounds_per_iteration": secure["rounds_per_iteration"],
-                     "bytes_per_iteration": secure["bytes_per_iteration"],
-                     "same_arms": secure["arms"] == plain["arms"], "max_theta_norm_diff": diff,
+                     "seconds_per_round": secure["seconds_per_step"],
+                     "plaintext_seconds_per_round": plain["protocol_wall_s"] / plain["steps"],
+                     "rounds_per_iteration": secure["rounds_per_step"],
+                     "bytes_per_iteration": secure["bytes_per_step"],
+                     "same_arms": secure["series"]["arms"] == plain["series"]["arms"], "max_theta_norm_diff": diff,
                      "cumulative_regret": secure.get("cumulative_regret")})
     load = os.getloadavg()
     print(f"O3M, full multi-process protocol ({args.config.name}), load average "

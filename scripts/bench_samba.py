@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         for a in args.algorithms:
             _, ref = plaintext_point(d, a, args.reward_n, args.k_max, extra)
             cum, total = [], 0
-            for r in ref["rewards"]:
+            for r in ref["series"]["rewards"]:
                 total += r
                 cum.append(total)
             for n in marks:  # a run with budget n is the prefix of this one (same seeds)

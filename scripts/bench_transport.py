@@ -217,7 +217,7 @@ def experiment_curve_cost(repeats: int, config: str = "configs/hannun-synthetic.
                                 "--set", f'run.security="{security}"'], cwd=ROOT, check=True,
                                capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
                 s = json.loads((out / "summary.json").read_text())
-                rows[security].append(s["protocol_wall_s"] / s["iterations"])
+                rows[security].append(s["protocol_wall_s"] / s["steps"])
     curve, none = statistics.median(rows["curve"]), statistics.median(rows["none"])
     print(f"\n{config} (protocol wall per iteration, median of {repeats}): CurveZMQ "
           f"{curve * 1e3:.2f} ms, security none {none * 1e3:.2f} ms, ratio {curve / none:.2f}x")

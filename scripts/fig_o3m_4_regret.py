@@ -48,11 +48,11 @@ def curves(algorithm: str, iterations: int, repeats: int, arms: int) -> dict[str
     for r in range(repeats):
         runs = one_run(algorithm, iterations, seed=1 + r, arms=arms)
         for m in METHODS:
-            out[f"regret_{m}"].append(np.cumsum(runs[m]["instant_regret"]))
-        central = np.asarray(runs["central"]["theta_norms"])
-        out["norm_diff_vfl"].append(np.asarray(runs["vfl"]["theta_norms"]) - central)
-        out["norm_diff_partial"].append(np.asarray(runs["partial"]["theta_norms"]) - central)
-        out["same_arms"].append(np.asarray([runs["vfl"]["arms"] == runs["central"]["arms"]], float))
+            out[f"regret_{m}"].append(np.cumsum(runs[m]["series"]["regret"]))
+        central = np.asarray(runs["central"]["series"]["theta_norm"])
+        out["norm_diff_vfl"].append(np.asarray(runs["vfl"]["series"]["theta_norm"]) - central)
+        out["norm_diff_partial"].append(np.asarray(runs["partial"]["series"]["theta_norm"]) - central)
+        out["same_arms"].append(np.asarray([runs["vfl"]["series"]["arms"] == runs["central"]["series"]["arms"]], float))
     return {k: np.asarray(v) for k, v in out.items()}
 
 

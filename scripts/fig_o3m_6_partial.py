@@ -46,8 +46,8 @@ def synthetic(algorithm: str, iterations: int, repeats: int, noise: str = "std")
                            f"o3m.noise={noise!r}"])
         for r in RATIOS:
             run = plaintext_run(cfg, round(r * cfg.section.dims))
-            out[str(r)].append(np.cumsum(run["instant_regret"]))
-        out["1.0"].append(np.cumsum(_secure(cfg)["instant_regret"]))
+            out[str(r)].append(np.cumsum(run["series"]["regret"]))
+        out["1.0"].append(np.cumsum(_secure(cfg)["series"]["regret"]))
     return {k: np.asarray(v) for k, v in out.items()}
 
 

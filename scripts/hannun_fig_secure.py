@@ -40,9 +40,9 @@ def runtime_grid(args, arms_list, parties_list) -> list[list]:
     for n in parties_list:
         for a in arms_list:
             s = secure_run(args.out, arms=a, feature_holders=n, iterations=args.steps)
-            rows.append([a, n, s["seconds_per_iteration"], s["critical_rounds_per_iteration"],
-                         s["online_bytes_per_iteration_feature_holder"],
-                         max(v for k, v in s["bytes_per_iteration_by_party"].items()
+            rows.append([a, n, s["seconds_per_step"], s["critical_rounds_per_step"],
+                         s["online_bytes_per_step_feature_holder"],
+                         max(v for k, v in s["bytes_per_step_by_party"].items()
                              if k.startswith("feature_holder")), round(os.getloadavg()[0], 2)])
     return rows
 
@@ -82,7 +82,7 @@ def _reward_sweep(args, key: str, values, name: str, xlabel: str, variants: dict
             s = secure_run(args.out, data=data, iterations=args.steps, exploration="seeded",
                            **extra, **{key: v})
             rows.append([label, v, s["average_reward"], s.get("agreement_with_plaintext"),
-                         s["plaintext_cumulative_reward"] / args.steps, s["critical_rounds_per_iteration"],
+                         s["plaintext_cumulative_reward"] / args.steps, s["critical_rounds_per_step"],
                          round(os.getloadavg()[0], 2)])
             print(f"{name} {label:<24} {key}={v:<3} reward {s['average_reward']:.4f}  agreement "
                   f"{s.get('agreement_with_plaintext')}", flush=True)

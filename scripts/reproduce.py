@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from mpcbandit.provenance import git_commit
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
 DOCS = ROOT / "docs"
@@ -515,18 +517,6 @@ def shown(cmd: list[str]) -> str:
     return " ".join(["python", f"scripts/{Path(cmd[1]).name}", *cmd[2:-2]])  # without the output option
 
 
-def git_commit() -> str:
-    """The checkout's commit, marked '+changes' when it has uncommitted ones; '' outside git."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return head + ("+changes" if dirty else "")
-
-
 def run_row(row: Row, tier: str, out: Path, timeout: float) -> dict:
     """Run one row's script into out/ROW; record what ran, how long and how it ended."""
     folder = out / row.key
@@ -543,7 +533,7 @@ def run_row(row: Row, tier: str, out: Path, timeout: float) -> dict:
             rc = "timeout"
     meta = {"key": row.key, "tier": tier, "command": shown(cmd), "seconds": round(time.perf_counter() - t0, 1),
             "exit": rc, "finished": datetime.datetime.now().isoformat(timespec="minutes"),
-            "commit": git_commit(), "load_before": round(load, 2)}
+            "commit": git_commit(ROOT) or "", "load_before": round(load, 2)}
     (folder / "row.json").write_text(json.dumps(meta, indent=1))
     return meta
 

@@ -106,7 +106,7 @@ def measure(algorithm: str, budget: int, arms: int, seed: int = 1) -> dict:
     view: list = []
     out = run_inproc_samba(cfg, comp_view=view)
     alg = make_algorithm(algorithm, **cfg.section.params)
-    return {"algorithm": algorithm, **track(view, out["rewards"], alg.log_scores)}
+    return {"algorithm": algorithm, **track(view, out["series"]["rewards"], alg.log_scores)}
 
 
 def main() -> None:

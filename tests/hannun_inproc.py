@@ -48,5 +48,5 @@ def assert_matches_replay(summary: dict, least: float = SECRET_AGREEMENT) -> Non
     the replay's by at most one per differing step (rewards lie in [0, 1])."""
     agreement = summary["agreement_with_plaintext"]
     assert agreement >= least, agreement
-    differing = round((1 - agreement) * len(summary["arms"]))
+    differing = round((1 - agreement) * summary["steps"])
     assert abs(summary["cumulative_reward"] - summary["plaintext_cumulative_reward"]) <= differing

@@ -46,6 +46,6 @@ def test_o3m_on_criteo_matches_plaintext_replay():
     cfg = load_config("configs/o3m-criteo.toml", ["o3m.iterations=300"])
     results, _ = run_protocol_inproc(cfg)
     secure, plain = get_protocol("o3m").summarize(cfg, results), plaintext_run(cfg)
-    assert secure["arms"] == plain["arms"]
+    assert secure["series"]["arms"] == plain["series"]["arms"]
     assert secure["matched"] == plain["matched"] > 0
-    assert np.abs(np.subtract(secure["theta_norms"], plain["theta_norms"])).max() < 1e-9
+    assert np.abs(np.subtract(secure["series"]["theta_norm"], plain["series"]["theta_norm"])).max() < 1e-9

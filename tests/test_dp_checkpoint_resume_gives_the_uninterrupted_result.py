@@ -15,7 +15,7 @@ CASES = {
     "feducb": ("configs/feducb-synthetic.toml", "feducb", 240, 50, "agent.1"),
     "feducb-p2p": ("configs/feducb-p2p.toml", "feducb", 240, 50, "agent.0"),
 }
-COMPARED = ("arms", "rewards", "regret", "cumulative_regret", "beta", "sync_rounds")
+COMPARED = ("series", "agents", "cumulative_regret", "sync_rounds")
 
 
 def settings(section, horizon, seed=5):
@@ -36,7 +36,7 @@ def test_killed_dp_run_resumes_to_the_uninterrupted_result(cli, tmp_path, case):
 
     cli("run", config, "--out", tmp_path / "whole", *settings(section, horizon))
     whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
-    assert len(resumed["arms"]) == horizon
+    assert resumed["steps"] == len(resumed["series"]["regret"]) == horizon
     for key in COMPARED:
-        assert resumed[key] == whole[key], key
+        assert resumed.get(key) == whole.get(key), key  # jdp has no agents[]
 

@@ -35,8 +35,8 @@ def test_plaintext_cli_writes_summary_with_eta(tmp_path):
     subprocess.run([sys.executable, "-m", "mpcbandit", "run", CFG, "--plaintext", "--out", str(out),
                     "--set", "hannun.iterations=200"], check=True, capture_output=True)
     s = json.loads((out / "summary.json").read_text())
-    assert s["plaintext"] and s["iterations"] == 200 and len(s["arms"]) == 200
-    assert s["cumulative_reward"] == sum(s["rewards"])
+    assert s["plaintext"] and s["steps"] == 200 and len(s["series"]["arms"]) == 200
+    assert s["cumulative_reward"] == sum(s["series"]["rewards"])
     assert s["eta"] == pytest.approx(math.log(10 / 0.1))
 
 
@@ -45,4 +45,4 @@ def test_plaintext_reference_replays_the_config_seed_stream_whatever_the_mode():
     secret = load_config(CFG, ["hannun.iterations=100"])
     assert secret.section.exploration == "secret"  # the default
     seeded = load_config(CFG, ["hannun.iterations=100", "hannun.exploration=seeded"])
-    assert plain(secret)["arms"] == plain(seeded)["arms"]
+    assert plain(secret)["series"]["arms"] == plain(seeded)["series"]["arms"]

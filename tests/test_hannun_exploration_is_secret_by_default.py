@@ -25,7 +25,7 @@ def curious_puller_hits(overrides):
     truth = exploration(cfg, key).explore.astype(bool)
     guess = exploration(cfg, exploration_key(cfg.seed)).explore.astype(bool)
     arms = results["arm_puller.0"]["arms"]
-    agreement = np.mean(np.asarray(arms) == np.asarray(replay(cfg, key)["arms"]))
+    agreement = np.mean(np.asarray(arms) == np.asarray(replay(cfg, key)["series"]["arms"]))
     return int(truth.sum()), int((truth & guess).sum()), agreement, key
 
 

@@ -19,13 +19,13 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
                     "--set", 'hannun.exploration="seeded"'], check=True,
                    capture_output=True, timeout=300)
     s = json.loads((out / "summary.json").read_text())
-    assert len(s["arms"]) == 60 and len(s["parties"]) == 6
+    assert len(s["series"]["arms"]) == 60 and len(s["parties"]) == 6
     assert s["agreement_with_plaintext"] >= 0.999
     assert s["cumulative_reward"] == s["plaintext_cumulative_reward"]
     # the schedule (linear start): 1 prefix + [1 + argmax 7 + 4 + open 1 + o_t, r_t 1 + r_t x_t 1]
     # + 1 update, plus the first context
-    assert s["critical_rounds_per_iteration"] == pytest.approx(17 + 1 / 60)
-    assert s["online_bytes_per_iteration_feature_holder"] <= 150_000
+    assert s["critical_rounds_per_step"] == pytest.approx(17 + 1 / 60)
+    assert s["online_bytes_per_step_feature_holder"] <= 150_000
     assert {p["role"] for p in s["parties"]} == {"feature_holder", "arm_puller", "reward_holder", "dealer",
                                              "environment"}
     assert len({p["pid"] for p in s["parties"]}) == 6
@@ -52,7 +52,7 @@ def dealer_key(results) -> bytes:
 def test_inprocess_secure_run_equals_plaintext(overrides):
     cfg, results, _, _ = run_hannun(overrides + [SEEDED])
     arms = np.array(results["arm_puller.0"]["arms"])
-    ref = np.array(replay(cfg, dealer_key(results))["arms"])
+    ref = np.array(replay(cfg, dealer_key(results))["series"]["arms"])
     assert len(arms) == cfg.section.iterations
     assert np.mean(arms == ref) >= 0.999
 
@@ -66,7 +66,7 @@ def test_rounds_per_step_follow_the_schedule(init, arms, rounds):
     steps = 12
     cfg, results, _, chans = run_hannun([SEEDED, f"hannun.iterations={steps}", f"hannun.reciprocal_init={init}",
                                          f"hannun.arms={arms}", "hannun.dims=6", "seed=7"])
-    assert results["arm_puller.0"]["arms"] == replay(cfg, dealer_key(results))["arms"]
+    assert results["arm_puller.0"]["arms"] == replay(cfg, dealer_key(results))["series"]["arms"]
     online = results["feature_holder.0"]["online"]
     assert online["rounds"] == rounds * steps + 1  # + sharing the first context
     assert chans["feature_holder.1"].stats.op("hannun").rounds == rounds * steps + 1

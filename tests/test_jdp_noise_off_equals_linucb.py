@@ -13,14 +13,14 @@ def test_jdp_without_noise_equals_linucb():
     cfg = config("jdp", dims=D, actions=K, horizon=T, noise="none")
     out = summarize(cfg, run_protocol_inproc(cfg)[0])
     ref = pooled_linucb_arms(cfg.seed, 1, D, K, T, stream=lambda i: JDP_STREAM)[:, 0]
-    np.testing.assert_array_equal(out["arms"], ref)
+    np.testing.assert_array_equal(out["series"]["arms"], ref)
     assert out["max_nodes_per_release"] <= out["tree_depth"]
 
 
 def test_plaintext_reference_is_the_noise_free_run():
     cfg = config("jdp", dims=D, actions=K, horizon=T, noise="gaussian")
     ref = pooled_linucb_arms(cfg.seed, 1, D, K, T, stream=lambda i: JDP_STREAM)[:, 0]
-    assert PROTOCOL.plaintext(cfg)["arms"] == ref.tolist()
+    assert PROTOCOL.plaintext(cfg)["series"]["arms"] == ref.tolist()
 
 
 def test_jdp_processes_equal_the_in_process_simulation_with_seeded_noise():
@@ -29,5 +29,5 @@ def test_jdp_processes_equal_the_in_process_simulation_with_seeded_noise():
         out = summarize(cfg, run_protocol_inproc(cfg)[0])
         sim = simulate_jdp(dims=D, actions=K, horizon=T, params=params_of(cfg.section),
                            seed=cfg.seed, source=seeded_source(cfg.seed, NOISE_PURPOSE))
-        np.testing.assert_array_equal(out["arms"], sim["arms"])
-        np.testing.assert_allclose(out["regret"], sim["regret"])
+        np.testing.assert_array_equal(out["series"]["arms"], sim["arms"])
+        np.testing.assert_allclose(out["series"]["regret"], sim["regret"])

@@ -29,9 +29,10 @@ def test_killed_o3m_run_resumes_to_the_uninterrupted_result(cli, tmp_path, algor
 
     cli("run", "configs/o3m-synthetic.toml", "--out", tmp_path / "whole", *settings(algorithm))
     whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
-    assert len(resumed["arms"]) == ROUNDS
-    for key in ("arms", "rewards", "instant_regret", "cumulative_reward"):
-        assert resumed[key] == whole[key], key
+    assert len(resumed["series"]["arms"]) == ROUNDS
+    for key in ("arms", "rewards", "regret"):
+        assert resumed["series"][key] == whole["series"][key], key
+    assert resumed["cumulative_reward"] == whole["cumulative_reward"]
     # the resumed run goes on under the first run's mask, the other under a fresh one:
     # norms agree up to rounding
-    assert resumed["theta_norms"] == pytest.approx(whole["theta_norms"], rel=1e-9)
+    assert resumed["series"]["theta_norm"] == pytest.approx(whole["series"]["theta_norm"], rel=1e-9)

@@ -23,7 +23,7 @@ def test_listed_leading_columns_equal_a_column_count():
 
 def test_other_columns_give_another_run():
     cfg = _cfg()
-    assert plaintext_run(cfg, list(range(20, 40)))["arms"] != plaintext_run(cfg, 20)["arms"]
+    assert plaintext_run(cfg, list(range(20, 40)))["series"]["arms"] != plaintext_run(cfg, 20)["series"]["arms"]
 
 
 def test_random_partitions_take_whole_user_features():

@@ -28,12 +28,12 @@ def test_secure_and_plaintext_choose_same_arms_and_equal_theta_norms(algorithm, 
     cfg = load_config(CONFIG, [f"o3m.algorithm={algorithm}", "o3m.iterations=400",
                                f"o3m.participants={len(partition)}", f"o3m.partition={partition}"])
     secure, plain = _secure(cfg), plaintext_run(cfg)
-    assert secure["arms"] == plain["arms"]
-    diff = np.abs(np.subtract(secure["theta_norms"], plain["theta_norms"]))
+    assert secure["series"]["arms"] == plain["series"]["arms"]
+    diff = np.abs(np.subtract(secure["series"]["theta_norm"], plain["series"]["theta_norm"]))
     assert diff.max() < 1e-9
-    assert secure["rewards"] == pytest.approx(plain["rewards"], abs=0)
+    assert secure["series"]["rewards"] == pytest.approx(plain["series"]["rewards"], abs=0)
     assert secure["cumulative_regret"] == pytest.approx(plain["cumulative_regret"], abs=1e-12)
-    assert len(set(secure["arms"])) > 1  # the bandit actually explores: not a trivial match
+    assert len(set(secure["series"]["arms"])) > 1  # the bandit actually explores: not a trivial match
 
 
 def test_partial_baseline_uses_ap_block_and_learns_less():
@@ -42,7 +42,7 @@ def test_partial_baseline_uses_ap_block_and_learns_less():
     partial = get_protocol("o3m").plaintext(load_config(CONFIG, ["o3m.iterations=600",
                                                                  "o3m.baseline=partial"]))
     assert partial["baseline"] == "partial"
-    assert partial["arms"] != central["arms"]
+    assert partial["series"]["arms"] != central["series"]["arms"]
     assert partial["cumulative_regret"] > 1.5 * central["cumulative_regret"]  # measured 2.0x
 
 
@@ -66,5 +66,5 @@ def test_cli_real_processes_match_plaintext(tmp_path):
     plain = json.loads((tmp_path / "plain" / "summary.json").read_text())
     assert len(secure["parties"]) == 7  # pmg, ap, 4 pps, env: one process each
     assert len({p["pid"] for p in secure["parties"]}) == 7
-    assert secure["arms"] == plain["arms"]
-    assert np.abs(np.subtract(secure["theta_norms"], plain["theta_norms"])).max() < 1e-9
+    assert secure["series"]["arms"] == plain["series"]["arms"]
+    assert np.abs(np.subtract(secure["series"]["theta_norm"], plain["series"]["theta_norm"])).max() < 1e-9

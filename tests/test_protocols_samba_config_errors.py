@@ -34,4 +34,4 @@ def test_small_paillier_keys_are_refused_unless_declared_insecure():
 def test_softmax_works_for_any_positive_temperature(tau):
     cfg = samba_config(algorithm="softmax", tau=tau, budget=60, arms=4)
     out = run_inproc_samba(cfg)
-    assert out["arms"] == plaintext(cfg)["arms"]
+    assert out["series"]["arms"] == plaintext(cfg)["series"]["arms"]

@@ -22,17 +22,17 @@ def test_secure_run_pulls_the_same_arms_as_plaintext(algorithm):
     cfg = samba_config(algorithm=algorithm, budget=400, arms=5, tau=0.05, beta=0.2)
     secure = run_inproc_samba(cfg)
     ref = plaintext(cfg)
-    assert secure["arms"] == ref["arms"]
-    assert secure["rewards"] == ref["rewards"]
-    assert secure["cumulative_reward"] == ref["cumulative_reward"] == sum(ref["rewards"])
-    assert len(set(ref["arms"])) > 1  # the run explored: equality is not trivial
+    assert secure["series"]["arms"] == ref["series"]["arms"]
+    assert secure["series"]["rewards"] == ref["series"]["rewards"]
+    assert secure["cumulative_reward"] == ref["cumulative_reward"] == sum(ref["series"]["rewards"])
+    assert len(set(ref["series"]["arms"])) > 1  # the run explored: equality is not trivial
 
 
 def test_plaintext_depends_on_the_seed():
     a = plaintext(samba_config(algorithm="softmax", budget=300, arms=5))
     cfg = samba_config(algorithm="softmax", budget=300, arms=5)
     b = plaintext(type(cfg)(**{**cfg.__dict__, "seed": 2}))
-    assert a["arms"] != b["arms"]
+    assert a["series"]["arms"] != b["series"]["arms"]
 
 
 def test_a_new_plugin_runs_securely_and_matches_plaintext():
@@ -45,7 +45,7 @@ def test_a_new_plugin_runs_securely_and_matches_plaintext():
 
     try:
         cfg = samba_config(algorithm="test-greedy", budget=200, arms=4)
-        assert run_inproc_samba(cfg)["arms"] == plaintext(cfg)["arms"]
+        assert run_inproc_samba(cfg)["series"]["arms"] == plaintext(cfg)["series"]["arms"]
     finally:
         ALGORITHMS.pop("test-greedy")
 
@@ -54,7 +54,7 @@ def test_a_new_plugin_runs_securely_and_matches_plaintext():
                     reason="shared SAMBA data not present")
 def test_movielens_arms_match_plaintext():
     cfg = samba_config(algorithm="ucb", budget=300, arms=8, data="samba/data/MovieLens.txt")
-    assert run_inproc_samba(cfg)["arms"] == plaintext(cfg)["arms"]
+    assert run_inproc_samba(cfg)["series"]["arms"] == plaintext(cfg)["series"]["arms"]
 
 
 def _cli(out, *extra):
@@ -70,7 +70,7 @@ def test_real_processes_through_the_cli_match_plaintext(tmp_path):
     secure = _cli(tmp_path / "secure")
     ref = _cli(tmp_path / "plain", "--plaintext")
     assert len(secure["parties"]) == 4 + 3
-    assert secure["arms"] == ref["arms"]
+    assert secure["series"]["arms"] == ref["series"]["arms"]
     assert secure["cumulative_reward"] == ref["cumulative_reward"]
     # per iteration (nb_A = 2 for Pursuit) the Controller does (5)+(2) in one round and
     # (3)+(4) in another; the last bits leave in one more round
@@ -83,6 +83,6 @@ def test_real_processes_through_the_cli_match_plaintext(tmp_path):
 def test_fresh_seeds_run_is_consistent_and_differs_from_the_config_seeded_run():
     cfg = samba_config(algorithm="thompson", budget=200, arms=4, fresh_seeds=True)
     out = run_inproc_samba(cfg)
-    assert out["cumulative_reward"] == sum(out["rewards"])
-    assert sorted(set(out["arms"])) == [0, 1, 2, 3]
-    assert out["arms"] != plaintext(cfg)["arms"]  # seeds from os.urandom: no reproduction
+    assert out["cumulative_reward"] == sum(out["series"]["rewards"])
+    assert sorted(set(out["series"]["arms"])) == [0, 1, 2, 3]
+    assert out["series"]["arms"] != plaintext(cfg)["series"]["arms"]  # seeds from os.urandom: no reproduction

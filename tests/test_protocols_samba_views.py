@@ -57,7 +57,7 @@ def test_controller_sees_only_aes_gcm_and_paillier_ciphertexts():
     for _, _, values, _ in view[:50]:
         for v in values:
             assert struct.pack("<d", v) not in blob
-    assert out["cumulative_reward"] == sum(out["rewards"])
+    assert out["cumulative_reward"] == sum(out["series"]["rewards"])
 
 
 def test_comp_sees_masked_scores_and_a_uniform_position_of_the_pulled_arm():
@@ -78,7 +78,7 @@ def test_comp_sees_masked_scores_and_a_uniform_position_of_the_pulled_arm():
     assert chi2 < CHI2_999[k - 1], counts
     # UCB's best arm dominates the pulls, yet Comp cannot tell where it is
     ref = plaintext(cfg)
-    assert max(ref["arms"].count(i) for i in range(k)) > 0.4 * budget
+    assert max(ref["series"]["arms"].count(i) for i in range(k)) > 0.4 * budget
     # true UCB scores lie in (0, 1 + sqrt(2 ln N)]; the masks spread them over decades
     tops = [max(values) for _, _, values, _ in view]
     assert min(tops) < 1e-2 and max(tops) > 1e2

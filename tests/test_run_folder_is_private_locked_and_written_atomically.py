@@ -56,7 +56,7 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_holder(tmp_path
     # the holder died without releasing: its lock is taken over
     third = run_cli("run", "configs/demo-sum.toml", "--set", "demo.iterations=3", "--out", tmp_path)
     assert third.returncode == 0, third.stderr
-    assert json.loads((tmp_path / "summary.json").read_text())["iterations"] == 3
+    assert json.loads((tmp_path / "summary.json").read_text())["steps"] == 3
 
 
 def test_lock_is_exclusive_within_and_released_after(tmp_path):

@@ -30,7 +30,7 @@ def test_killed_samba_run_resumes_to_the_uninterrupted_result(cli, tmp_path, alg
 
     cli("run", "configs/samba-synthetic.toml", "--out", tmp_path / "whole", *settings(algorithm))
     whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
-    assert len(resumed["arms"]) == BUDGET
-    for key in ("arms", "rewards", "cumulative_reward"):
-        assert resumed[key] == whole[key], key
-    assert resumed["cumulative_reward"] == sum(resumed["rewards"])
+    assert len(resumed["series"]["arms"]) == BUDGET
+    assert resumed["series"] == whole["series"]
+    assert resumed["cumulative_reward"] == whole["cumulative_reward"]
+    assert resumed["cumulative_reward"] == sum(resumed["series"]["rewards"])

@@ -38,7 +38,7 @@ def test_controller_guesses_explored_arms_at_chance(algorithm, monkeypatch):
     alg = samba.make_algorithm(algorithm, **cfg.section.params)
     sigma = streams.sigma_streams(derived(cfg, "sigma"), K, alg.iterations)[0]
     explore_u = KeyedStream(derived(cfg, "epsilon"), "epsilon")
-    arms = out["arms"]
+    arms = out["series"]["arms"]
     steps = [t for t in range(K + 1, cfg.section.budget + 1)
              if explore_u.row(t) <= alg.epsilon_at(t)]
     assert len(steps) > 200
@@ -54,4 +54,4 @@ def test_secure_still_equals_plaintext_with_comp_drawn_exploration():
     cfg = samba_config(algorithm="epsilon-greedy", budget=400, arms=K, epsilon=0.4)
     out = samba.run_inproc_samba(cfg)
     ref = samba.plaintext(cfg)
-    assert out["arms"] == ref["arms"] and out["cumulative_reward"] == ref["cumulative_reward"]
+    assert out["series"]["arms"] == ref["series"]["arms"] and out["cumulative_reward"] == ref["cumulative_reward"]

@@ -44,10 +44,10 @@ def test_controller_cannot_replay_a_fresh_seeded_run(algorithm, monkeypatch):
     monkeypatch.setattr(streams, "protocol_seed", seed)
     out = samba.run_inproc_samba(cfg)
     arms, rewards = controller_replay(cfg, lambda c, p: derived(c.seed, f"samba/{p}"))
-    same_rewards = np.mean(np.array(rewards) == np.array(out["rewards"]))
+    same_rewards = np.mean(np.array(rewards) == np.array(out["series"]["rewards"]))
     assert same_rewards < 0.9, same_rewards  # the old design: every reward replayed (1.0)
 
 
 def test_reproduction_mode_still_equals_plaintext():
     cfg = samba_config(algorithm="ucb", budget=300, arms=K, fresh_seeds=False)
-    assert samba.run_inproc_samba(cfg)["rewards"] == samba.plaintext(cfg)["rewards"]
+    assert samba.run_inproc_samba(cfg)["series"]["rewards"] == samba.plaintext(cfg)["series"]["rewards"]

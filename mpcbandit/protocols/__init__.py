@@ -57,6 +57,9 @@ class Protocol:
     #: the most bytes one peer may send a party before that party reads them (an upper
     #: estimate from the section's sizes); the default cap on unread bytes is twice this
     sends_ahead: Callable[[Any], int] | None = None
+    #: the lines `run` prints about a finished run's outcome, from its summary (the numbers
+    #: a reader of this protocol looks for first)
+    headline: Callable[[dict], list[str]] | None = None
 
     def buffer_cap(self, cfg: Config) -> int:
         """Unread bytes one peer may have waiting at a party: run.max_buffered_mb, else twice

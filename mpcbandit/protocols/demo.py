@@ -93,12 +93,21 @@ def plaintext(cfg: Config) -> dict:
         for i in range(s.inputs):
             total += input_vector(cfg.seed, i, s.length, t)
         digest = chain(digest, total)
-    return {"iterations": s.iterations, "sum": [int(v) for v in total], "digest": digest.hex()}
+    return {"steps": s.iterations, "sum": [int(v) for v in total], "digest": digest.hex()}
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
     out = next(r for r in results if r["role"] == OUTPUT)["output"]
-    return {"iterations": cfg.section.iterations, "sum": out["sum"], "digest": out["digest"]}
+    return {"steps": cfg.section.iterations, "sum": out["sum"], "digest": out["digest"],
+            "matches_plaintext": out["digest"] == plaintext(cfg)["digest"]}
+
+
+def headline(s: dict) -> list[str]:
+    """Whether the opened sums are the inputs' sums."""
+    if s["plaintext"]:
+        return [f"digest of the {s['steps']} sum(s): {s['digest'][:16]}…"]
+    verdict = "equal" if s["matches_plaintext"] else "DIFFER FROM"
+    return [f"the {s['steps']} opened sum(s) {verdict} the plaintext sums (digest {s['digest'][:16]}…)"]
 
 
 def sends_ahead(s: DemoSection) -> int:
@@ -109,4 +118,4 @@ def sends_ahead(s: DemoSection) -> int:
 PROTOCOL = Protocol(name="demo", paper="secure sum over additive shares: the runtime's smoke test",
                     section=DemoSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
-                    sends_ahead=sends_ahead)
+                    sends_ahead=sends_ahead, headline=headline)

@@ -1,7 +1,7 @@
 """Shared by the differentially private linear bandit protocols (`jdp`, `feducb`).
 
 The noise source of a privatizer, the `--plaintext` path (the same role code run in-process
-over queue channels with the noise switched off) and the regret fields of the summary.
+over queue channels with the noise switched off) and the regret series of the summary.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from mpcbandit.bodies import expect_array, expect_fields
 from mpcbandit.config import Config
 from mpcbandit.dp.noise import NormalSource, seeded_source
 
-__all__ = ["noise_source", "noise_off", "regret_fields", "expect_statistics"]
+__all__ = ["noise_source", "noise_off", "regret_series", "privacy_phrase", "expect_statistics"]
 
 
 def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:
@@ -27,13 +27,17 @@ def noise_off(cfg: Config) -> Config:
     return dataclasses.replace(cfg, section=dataclasses.replace(cfg.section, noise="none"))
 
 
-def regret_fields(regret_per_round: np.ndarray, agents: int = 1) -> dict:
-    """Per-round and cumulative (group) pseudo-regret, final and per agent."""
-    per_round = np.asarray(regret_per_round, dtype=np.float64)
-    cum = np.cumsum(per_round)
-    final = float(cum[-1]) if cum.size else 0.0
-    return {"regret": per_round.tolist(), "cumulative_regret": cum.tolist(),
-            "final_regret": final, "final_regret_per_agent": final / agents}
+def regret_series(regret_per_step: np.ndarray) -> dict:
+    """The summary's per-step (group) pseudo-regret and its running sum."""
+    per_step = np.asarray(regret_per_step, dtype=np.float64)
+    return {"regret": per_step.tolist(), "cumulative_regret": np.cumsum(per_step).tolist()}
+
+
+def privacy_phrase(privacy: dict) -> str:
+    """'gaussian noise, epsilon = 1, delta = 0.1' (or 'no noise') from a summary's privacy."""
+    if privacy.get("noise", "none") == "none":
+        return "no noise"
+    return f"{privacy['noise']} noise, epsilon = {privacy['epsilon']:g}, delta = {privacy['delta']:g}"
 
 
 def expect_statistics(body, dims: int, peer: str, tag: str) -> tuple[np.ndarray, np.ndarray]:

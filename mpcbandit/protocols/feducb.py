@@ -34,7 +34,8 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import expect_statistics, noise_off, noise_source, regret_fields
+from mpcbandit.protocols.dp_common import (expect_statistics, noise_off, noise_source, privacy_phrase,
+                                            regret_series)
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 from mpcbandit.protocols.jdp import check_budget
 
@@ -323,27 +324,31 @@ def _p2p_agent(ctx: PartyContext) -> dict:
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
-    """Arms and rewards (T x M), group regret, sync rounds, beta and privacy parameters."""
+    """Per-agent arms, rewards, regret and beta; group regret, sync rounds, privacy parameters."""
     s: FeducbSection = cfg.section
     agents = sorted((r for r in results if r["role"] == AGENT), key=lambda r: r["index"])
     outs = [r["output"] for r in agents]
-    arms = np.array([o["arms"] for o in outs]).T  # T x M
-    rewards = np.array([o["rewards"] for o in outs]).T
-    regret = np.array([o["regret"] for o in outs]).sum(axis=0)
+    rewards = np.array([o["rewards"] for o in outs], dtype=np.float64)  # M x T
+    regret = np.array([o["regret"] for o in outs], dtype=np.float64)
     params = params_of(s)
     threshold = threshold_of(s, params)
+    records = [{"index": r["index"], "arms": o["arms"], "rewards": o["rewards"], "regret": o["regret"],
+                "cumulative_regret": float(np.sum(o["regret"])),
+                "beta": o["beta"]}  # beta_{i,t} of Prop. 2, per round
+               for r, o in zip(agents, outs)]
     fields = {
-        "iterations": s.horizon,
-        "arms": arms.tolist(),
-        "rewards": rewards.tolist(),
+        "steps": s.horizon,
+        "series": {"rewards": rewards.sum(axis=0).tolist(), **regret_series(regret.sum(axis=0))},
+        "agents": records,
         "cumulative_reward": float(rewards.sum()),
-        **regret_fields(regret, s.agents),
+        "cumulative_regret": float(regret.sum()),
+        "regret_per_agent": float(regret.sum()) / s.agents,
         "mode": s.mode,
         "schedule": s.schedule,
         "threshold": threshold if s.schedule == "threshold" else None,
         "privacy": params.to_dict(),
-        "beta": [o["beta"] for o in outs],  # beta_{i,t} of Prop. 2, per agent and round
-        "beta_used": s.beta,  # "theory" (the above) or the fixed radius the agents used
+        # None: the agents used the theoretical beta (agents[].beta); else the fixed radius
+        "beta_fixed": fixed_beta(s),
     }
     if s.mode == "centralized":
         ctrl = next(r for r in results if r["role"] == CONTROLLER)["output"]
@@ -352,10 +357,10 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
                    "prop1_bound": prop1_bound(s.horizon, s.dims, threshold, params.rho_min,
                                               params.rho_max)}
     else:
-        fields |= {"sync_rounds": int(sum(o["requests"] for o in outs)),
-                   "releases_per_agent": [o["releases"] for o in outs],
-                   "graph": s.graph, "gamma": s.gamma,
-                   "ball_sizes": [len(o["ball"]) for o in outs]}
+        fields |= {"sync_rounds": int(sum(o["requests"] for o in outs)), "graph": s.graph,
+                   "gamma": s.gamma}
+        for rec, o in zip(records, outs):
+            rec |= {"releases": o["releases"], "ball_size": len(o["ball"])}
     return fields
 
 
@@ -387,7 +392,18 @@ def sends_ahead(s: FeducbSection) -> int:
     return 4 * per_round
 
 
+
+def headline(s: dict) -> list[str]:
+    """Group and per-agent regret, syncs, privacy and the radius used."""
+    radius = "theoretical beta" if s["beta_fixed"] is None else f"fixed beta = {s['beta_fixed']:g}"
+    return [f"group regret {s['cumulative_regret']:.2f} ({s['regret_per_agent']:.2f} per agent) after "
+            f"{s['steps']} rounds of {len(s['agents'])} agents, {s['sync_rounds']} "
+            f"{'syncs' if s['mode'] == 'centralized' else 'statistic requests'}",
+            f"{privacy_phrase(s['privacy'])}, {radius}"]
+
+
 PROTOCOL = Protocol(name="feducb", paper='Dubey & Pentland 2020, differentially-private federated LinUCB (FedUCB)',
                     section=FeducbSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
-                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead)
+                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
+                    headline=headline)

@@ -411,18 +411,18 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     busiest = max(per_party[name(r)] for r in fh)
     compute = max(r["compute_s"] for r in fh) / steps
     out.update({
-        "seconds_per_iteration": max(r["output"]["online_wall_s"] for r in fh) / steps,
-        "critical_rounds_per_iteration": rounds,
-        "bytes_per_iteration_by_party": per_party,
-        "online_bytes_per_iteration_feature_holder":
+        "seconds_per_step": max(r["output"]["online_wall_s"] for r in fh) / steps,
+        "critical_rounds_per_step": rounds,
+        "bytes_per_step_by_party": per_party,
+        "online_bytes_per_step_feature_holder":
             max(o["bytes_sent"] + o["bytes_received"] for o in online) / steps,
-        "online_bytes_sent_per_iteration_feature_holder": max(o["bytes_sent"] for o in online) / steps,
-        "lan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "lan"),
-        "wan_estimate_s_per_iteration": estimate_seconds(compute, rounds, busiest, "wan"),
+        "online_bytes_sent_per_step_feature_holder": max(o["bytes_sent"] for o in online) / steps,
+        "lan_estimate_s_per_step": estimate_seconds(compute, rounds, busiest, "lan"),
+        "wan_estimate_s_per_step": estimate_seconds(compute, rounds, busiest, "wan"),
     })
     dealer = next(r for r in results if r["role"] == DEALER)
     ref = replay(cfg, bytes.fromhex(dealer["output"]["exploration_key"]))
-    out["agreement_with_plaintext"] = float(np.mean(np.asarray(ref["arms"]) == arms))
+    out["agreement_with_plaintext"] = float(np.mean(np.asarray(ref["series"]["arms"]) == arms))
     out["plaintext_cumulative_reward"] = ref["cumulative_reward"]
     return out
 
@@ -436,6 +436,20 @@ def sends_ahead(s: HannunSection) -> int:
     return streams + engine_ahead_bytes(2 * A * (D * D + D))
 
 
+
+def headline(s: dict) -> list[str]:
+    """Reward and regret; for a secure run, its agreement with float64 and its cost per step."""
+    lines = [f"average reward {s['average_reward']:.4f}, cumulative regret {s['cumulative_regret']:.1f} "
+             f"(eta {s['eta']:g})"]
+    if "agreement_with_plaintext" in s:
+        lines.append(f"arms equal to the float64 run on the same exploration at "
+                     f"{100 * s['agreement_with_plaintext']:.1f}% of steps (its cumulative reward "
+                     f"{s['plaintext_cumulative_reward']:g})")
+        lines.append(f"{1e3 * s['seconds_per_step']:.1f} ms and {s['critical_rounds_per_step']:.1f} "
+                     f"rounds per step on the feature holders' critical path")
+    return lines
+
+
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
@@ -443,4 +457,5 @@ PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "
                         "permutations derive from the public config seed, so p' knows which "
                         "steps are greedy (reproduction mode; 'secret' for deployment)"],
-                    sends_ahead=sends_ahead, checkpoints=True)
+                    sends_ahead=sends_ahead, checkpoints=True,
+                    headline=headline)

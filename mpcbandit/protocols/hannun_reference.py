@@ -30,7 +30,8 @@ def outcome(s, data: BanditData, arms: np.ndarray) -> dict:
     t = np.arange(len(arms))
     rewards = data.rewards[t, arms]
     regret = data.expected.max(axis=1) - data.expected[t, arms]
-    return {"iterations": len(arms), "arms": arms.tolist(), "rewards": rewards.tolist(),
+    return {"steps": len(arms),
+            "series": {"arms": arms.tolist(), "rewards": rewards.tolist(), "regret": regret.tolist()},
             "cumulative_reward": float(rewards.sum()), "average_reward": float(rewards.mean()),
             "cumulative_regret": float(regret.sum()), "eta": s.eta}
 

@@ -24,7 +24,8 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import expect_statistics, noise_off, noise_source, regret_fields
+from mpcbandit.protocols.dp_common import (expect_statistics, noise_off, noise_source, privacy_phrase,
+                                            regret_series)
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 LEARNER, PRIVATIZER, ENV = "learner", "privatizer", "env"
@@ -153,17 +154,17 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     if out[LEARNER]["arms"] != env["arms"]:
         raise ValueError("learner.0 and env.0 disagree on the arms played")
     params = params_of(s)
+    regret = np.asarray(env["regret"], dtype=np.float64)
     return {
-        "iterations": s.horizon,
-        "arms": env["arms"],
-        "rewards": env["rewards"],
+        "steps": s.horizon,
+        "series": {"arms": env["arms"], "rewards": env["rewards"], **regret_series(regret),
+                   "beta": out[LEARNER]["beta"]},  # beta_t of Prop. 4, per round
         "cumulative_reward": float(np.sum(env["rewards"])),
-        **regret_fields(np.array(env["regret"])),
+        "cumulative_regret": float(regret.sum()),
         "sync_rounds": s.horizon,  # one release of the tree per round
         "max_nodes_per_release": max(priv["nodes_used"]),
         "tree_depth": priv["depth"],
         "privacy": params.to_dict(),
-        "beta": out[LEARNER]["beta"],  # beta_t of Prop. 4, per round
     }
 
 
@@ -188,7 +189,15 @@ def sends_ahead(s: JdpSection) -> int:
     return 4 * (8 * (s.dims * s.dims + s.dims + s.actions * s.dims) + MESSAGE_OVERHEAD)
 
 
+
+def headline(s: dict) -> list[str]:
+    """Final regret under the run's privacy."""
+    return [f"cumulative regret {s['cumulative_regret']:.2f} after {s['steps']} steps "
+            f"({privacy_phrase(s['privacy'])})"]
+
+
 PROTOCOL = Protocol(name="jdp", paper='Shariff & Sheffet 2018, joint-differentially-private LinUCB',
                     section=JdpSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
-                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead)
+                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
+                    headline=headline)

@@ -164,12 +164,26 @@ def plaintext(cfg: Config) -> dict:
         xv, yv = _inputs(cfg.seed, op, size)
         recs.append({"op": op, "size": size,
                      "plaintext_s": _median_time(lambda: _plain(op, xv, yv), max(s.repeats, 5))})
-    return {"iterations": 1, "ops": recs}
+    return {"steps": 1, "ops": recs}
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
     lead = next(r for r in results if r["role"] == COMPUTE and r["index"] == 0)
-    return {"iterations": 1, "ops": lead["output"]["ops"]}
+    return {"steps": 1, "ops": lead["output"]["ops"]}
+
+
+def headline(s: dict) -> list[str]:
+    """One line per (op, size): rounds, time per call against numpy, error."""
+    if s["plaintext"]:
+        return [f"{r['op']:<11} size {r['size']:>6}: numpy {1e3 * r['plaintext_s']:.4f} ms" for r in s["ops"]]
+    lines = [f"{'op':<11} {'size':>6} {'rounds':>6} {'ms/call':>9} {'numpy ms':>9} {'slow-down':>9} "
+             f"{'KB/party':>9} {'max err':>9}"]
+    for r in s["ops"]:
+        slow = r["median_s"] / r["plaintext_s"] if r["plaintext_s"] > 0 else float("inf")
+        lines.append(f"{r['op']:<11} {r['size']:>6} {r['rounds']:>6} {1e3 * r['median_s']:>9.3f} "
+                     f"{1e3 * r['plaintext_s']:>9.4f} {slow:>8,.0f}x {r['bytes_per_party'] / 1e3:>9.1f} "
+                     f"{r['max_err']:>9.2g}")
+    return lines
 
 
 def sends_ahead(s: MpcOpsSection) -> int:
@@ -179,7 +193,7 @@ def sends_ahead(s: MpcOpsSection) -> int:
 
 PROTOCOL = Protocol(name="mpcops", paper="the MPC engine's operations (Hannun et al. 2019, Table 1)",
                     section=MpcOpsSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, sends_ahead=sends_ahead,
+                    plaintext=plaintext, summarize=summarize, sends_ahead=sends_ahead, headline=headline,
                     no_checkpoints_because="a benchmark: each op's figures are the medians of "
                     "one process's timed calls, which a resumed run would not measure (a run "
                     "takes seconds; start it again)")

@@ -314,13 +314,14 @@ def plaintext(cfg: Config) -> dict:
 
 def _fields(s: O3mSection, arms, theta_norms, rewards, regret) -> dict:
     got = [r for r in rewards if r is not None]
-    out = {"iterations": s.iterations, "arms": arms, "rewards": rewards,
-           "cumulative_reward": float(sum(got)), "theta_norms": theta_norms,
+    series = {"arms": arms, "rewards": rewards, "theta_norm": theta_norms}
+    out = {"steps": s.iterations, "series": series, "cumulative_reward": float(sum(got)),
            "algorithm": s.algorithm, "data": s.data}
     if s.data == "criteo":
         out |= {"matched": len(got), "ctr": float(np.mean(got)) if got else None}
     else:
-        out |= {"instant_regret": regret, "cumulative_regret": float(sum(regret))}
+        series["regret"] = regret
+        out["cumulative_regret"] = float(sum(regret))
     return out
 
 
@@ -330,7 +331,7 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     env = next(r for r in results if r["role"] == ENV)
     out = _fields(s, ap["output"]["arms"], ap["output"]["theta_norms"], env["output"]["rewards"],
                   env["output"]["regret"])
-    return out | {"seconds_per_round": ap["protocol_wall_s"] / s.iterations}
+    return out | {"seconds_per_step": ap["protocol_wall_s"] / s.iterations}
 
 
 def sends_ahead(s: O3mSection) -> int:
@@ -340,7 +341,18 @@ def sends_ahead(s: O3mSection) -> int:
     return 2 * WINDOW_ROUNDS * per_round + 8 * s.dims * s.dims + MESSAGE_OVERHEAD
 
 
+
+def headline(s: dict) -> list[str]:
+    """Regret on synthetic data, CTR on a real log."""
+    what = f"{s['algorithm']}" + (f", {s['baseline']} features" if "baseline" in s else "")
+    if s["data"] == "criteo":
+        ctr = "no matched step" if s["ctr"] is None else f"CTR {s['ctr']:.4f}"
+        return [f"{ctr} over {s['matched']} steps the log has a reward for ({what})"]
+    return [f"cumulative regret {s['cumulative_regret']:.3f} ({what})"]
+
+
 PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask vertical federated LinUCB/LinTS',
                     section=O3mSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
-                    sends_ahead=sends_ahead, checkpoints=True)
+                    sends_ahead=sends_ahead, checkpoints=True,
+                    headline=headline)

@@ -366,8 +366,8 @@ def plaintext(cfg: Config) -> dict:
         sigma=[st.row for st in streams.sigma_streams(seed("sigma"), k, alg.iterations)],
         select_u=[st.row for st in streams.select_streams(seed("select"), alg.iterations)],
         thompson=[streams.thompson_rng(seed(f"thompson/{i}")) for i in range(k)])
-    return {"iterations": s.budget, "arms": arms, "rewards": rewards,
-            "cumulative_reward": int(sum(rewards)), "algorithm": s.algorithm, "K": k}
+    return {"steps": s.budget, "series": {"arms": arms, "rewards": rewards},
+            "cumulative_reward": int(sum(rewards)), "algorithm": s.algorithm}
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
@@ -388,10 +388,9 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     cpu: dict[str, float] = {}
     for r in results:  # process CPU seconds (all threads) per role: Fig. 8(d)
         cpu[r["role"]] = cpu.get(r["role"], 0.0) + r["output"].get("cpu_s", 0.0)
-    return {"iterations": s.budget, "arms": arms, "rewards": rewards,
+    return {"steps": s.budget, "series": {"arms": arms, "rewards": rewards},
             "cumulative_reward": dc["output"]["cumulative_reward"],
-            "algorithm": s.algorithm, "K": s.arms, "cpu_s_by_role": cpu,
-            "core_s": ctl["output"]["core_s"]}
+            "algorithm": s.algorithm, "cpu_s_by_role": cpu, "core_s": ctl["output"]["core_s"]}
 
 
 def run_inproc_samba(cfg: Config, *, comp_view: list | None = None, wrap: dict | None = None,
@@ -428,7 +427,16 @@ def sends_ahead(s: SambaSection) -> int:
     return 4 * s.arms * (8 * ciphertext + MESSAGE_OVERHEAD)
 
 
+
+def headline(s: dict) -> list[str]:
+    """The reward total and the algorithm that earned it."""
+    who = "the standard algorithm" if s["plaintext"] else "decrypted by the data client"
+    return [f"cumulative reward {s['cumulative_reward']:g} over {s['steps']} steps "
+            f"({s['algorithm']}, {who})"]
+
+
 PROTOCOL = Protocol(name="samba", paper='Ciucanu et al. 2022, SAMBA: secure multi-armed bandits',
                     section=SambaSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
-                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead, checkpoints=True)
+                    privacy_warnings=privacy_warnings, sends_ahead=sends_ahead, checkpoints=True,
+                    headline=headline)
