@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
         s = bench(config, sets, args.out / f"{name}-M{m}")
         row = [name, m, len(s["parties"]), t, round(s["wall_s"], 2), round(s["protocol_wall_s"], 3),
                round(s["protocol_wall_s"] / t, 5), s["rounds_total"], s["sync_rounds"],
-               round(s["regret_per_agent"], 2)]
+               round(s["cumulative_regret"] / m, 2)]
         rows.append(row)
         print(" ".join(f"{v:>16}" for v in row))
     with (args.out / "bench_dp_processes.csv").open("w", newline="") as f:

@@ -45,7 +45,7 @@ def test_collect_writes_the_summary_run_wrote(two_runs, tmp_path):
     assert done.returncode == 0, done.stderr
     mine = json.loads((tmp_path / "summary.json").read_text())
     theirs = json.loads((tmp / "a" / "summary.json").read_text())
-    for key in ("protocol", "seed", "iterations", "rounds_total", "sum", "digest", "parties"):
+    for key in ("protocol", "seed", "steps", "rounds_total", "sum", "digest", "parties"):
         assert key in mine and mine[key] == theirs[key], key
 
 

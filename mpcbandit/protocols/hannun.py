@@ -55,7 +55,7 @@ from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.hannun_reference import outcome, plaintext, replay, task
+from mpcbandit.protocols.hannun_reference import headline, outcome, plaintext, replay, task
 from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, push_exploration
 from mpcbandit.results import estimate_seconds
 
@@ -435,19 +435,6 @@ def sends_ahead(s: HannunSection) -> int:
     streams = 8 * T * (1 + 2 * A) + (T // BLOCK + 1) * MESSAGE_OVERHEAD + 2 * MESSAGE_OVERHEAD
     return streams + engine_ahead_bytes(2 * A * (D * D + D))
 
-
-
-def headline(s: dict) -> list[str]:
-    """Reward and regret; for a secure run, its agreement with float64 and its cost per step."""
-    lines = [f"average reward {s['average_reward']:.4f}, cumulative regret {s['cumulative_regret']:.1f} "
-             f"(eta {s['eta']:g})"]
-    if "agreement_with_plaintext" in s:
-        lines.append(f"arms equal to the float64 run on the same exploration at "
-                     f"{100 * s['agreement_with_plaintext']:.1f}% of steps (its cumulative reward "
-                     f"{s['plaintext_cumulative_reward']:g})")
-        lines.append(f"{1e3 * s['seconds_per_step']:.1f} ms and {s['critical_rounds_per_step']:.1f} "
-                     f"rounds per step on the feature holders' critical path")
-    return lines
 
 
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',

@@ -1,5 +1,6 @@
-"""Hannun's data and float64 reference: the task every party derives from the public seed, and
-the plaintext epsilon-greedy run on a given exploration stream (the secure run's equal)."""
+"""Hannun's data and float64 reference: the task every party derives from the public seed, the
+plaintext epsilon-greedy run on a given exploration stream (the secure run's equal), and what a
+run earned (its summary's outcome and headline)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from mpcbandit.data.tasks import make_task
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols.hannun_stream import exploration
 
-__all__ = ["task", "outcome", "replay", "plaintext"]
+__all__ = ["task", "outcome", "headline", "replay", "plaintext"]
 
 
 def task(cfg: Config) -> BanditData:
@@ -51,3 +52,16 @@ def plaintext(cfg: Config) -> dict:
     a 'secret' run draws its stream when it starts, so its summary compares it with
     ``replay`` of its dealer's key instead."""
     return replay(cfg, exploration_key(cfg.seed))
+
+
+def headline(s: dict) -> list[str]:
+    """Reward and regret; for a secure run, its agreement with float64 and its cost per step."""
+    lines = [f"average reward {s['average_reward']:.4f}, cumulative regret {s['cumulative_regret']:.1f} "
+             f"(eta {s['eta']:g})"]
+    if "agreement_with_plaintext" in s:
+        lines.append(f"arms equal to the float64 run on the same exploration at "
+                     f"{100 * s['agreement_with_plaintext']:.1f}% of steps (its cumulative reward "
+                     f"{s['plaintext_cumulative_reward']:g})")
+        lines.append(f"{1e3 * s['seconds_per_step']:.1f} ms and {s['critical_rounds_per_step']:.1f} "
+                     f"rounds per step on the feature holders' critical path")
+    return lines
