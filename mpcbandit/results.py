@@ -13,8 +13,8 @@ from mpcbandit.net.netspec import NET_PRESETS
 from mpcbandit.protocols import get_protocol, privacy_record
 from mpcbandit.provenance import software_versions
 
-__all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", "format_summary", "write_summary",
-           "write_csv"]
+__all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", "format_summary",
+           "write_summary", "write_csv"]
 
 PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "messages", "bytes_sent",
               "bytes_received", "compute_s", "wait_s", "by_op")
@@ -75,8 +75,6 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
         "series": fields.pop("series", {}),
         "resumed_from": resumed_from,
     }
-    if "agents" in fields:
-        summary["agents"] = fields.pop("agents")
     clash = sorted(set(fields) & set(summary))
     if clash:
         raise ValueError(f"protocol {cfg.protocol} returned summary keys that are common keys: {clash}")

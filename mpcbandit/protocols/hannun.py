@@ -436,7 +436,6 @@ def sends_ahead(s: HannunSection) -> int:
     return streams + engine_ahead_bytes(2 * A * (D * D + D))
 
 
-
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,

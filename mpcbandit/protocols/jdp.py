@@ -189,7 +189,6 @@ def sends_ahead(s: JdpSection) -> int:
     return 4 * (8 * (s.dims * s.dims + s.dims + s.actions * s.dims) + MESSAGE_OVERHEAD)
 
 
-
 def headline(s: dict) -> list[str]:
     """Final regret under the run's privacy."""
     return [f"cumulative regret {s['cumulative_regret']:.2f} after {s['steps']} steps "

@@ -341,7 +341,6 @@ def sends_ahead(s: O3mSection) -> int:
     return 2 * WINDOW_ROUNDS * per_round + 8 * s.dims * s.dims + MESSAGE_OVERHEAD
 
 
-
 def headline(s: dict) -> list[str]:
     """Regret on synthetic data, CTR on a real log."""
     what = f"{s['algorithm']}" + (f", {s['baseline']} features" if "baseline" in s else "")

@@ -427,7 +427,6 @@ def sends_ahead(s: SambaSection) -> int:
     return 4 * s.arms * (8 * ciphertext + MESSAGE_OVERHEAD)
 
 
-
 def headline(s: dict) -> list[str]:
     """The reward total and the algorithm that earned it."""
     who = "the standard algorithm" if s["plaintext"] else "decrypted by the data client"
