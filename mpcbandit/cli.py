@@ -93,11 +93,16 @@ def main() -> None:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Continue the run in this directory from its last checkpoint "
                                  "(its config and options are the run's own).")
+@click.option("--estimate/--no-estimate", default=True, show_default=True,
+              help="Before a long run on an emulated network (--net), probe the config twice "
+                   "(a few steps each, about a tenth of the run) and print how long it will take.")
 def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         sets: tuple[str, ...], plaintext: bool, insecure: bool, log_level: str,
-        checkpoint_every: int | None, resume_dir: Path | None) -> None:
+        checkpoint_every: int | None, resume_dir: Path | None, estimate: bool) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
+    from mpcbandit.estimate import estimate_duration, worth_estimating
     from mpcbandit.launch import resume_run, run_local
+    from mpcbandit.protocols import clock
 
     if (config is None) == (resume_dir is None):
         raise click.UsageError("give CONFIG, or --resume DIR (not both)")
@@ -114,8 +119,16 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
             _warn_if_not_private(cfg)
         if out_dir is None:
             out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
-        run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
-                  checkpoint_every=checkpoint_every or 0, insecure=insecure, log_level=log_level)
+        expected = None
+        if estimate and not plaintext and worth_estimating(cfg):
+            click.echo(f"[mpcbandit] estimating the duration on {cfg.net.name}: two short probes")
+            expected = estimate_duration(cfg, insecure=insecure)
+            click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
+        summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
+                            checkpoint_every=checkpoint_every or 0, insecure=insecure,
+                            log_level=log_level)
+        if expected is not None:
+            click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
 

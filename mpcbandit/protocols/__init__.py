@@ -24,7 +24,7 @@ from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
-           "run_timed", "progress_line",
+           "run_timed", "progress_line", "clock",
            "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
 _log = logging.getLogger("mpcbandit.party")
@@ -60,6 +60,9 @@ class Protocol:
     #: the lines `run` prints about a finished run's outcome, from its summary (the numbers
     #: a reader of this protocol looks for first)
     headline: Callable[[dict], list[str]] | None = None
+    #: the section key that sets the number of bandit steps, and the fewest steps a run of
+    #: this section may have (a duration probe runs a few more than that)
+    steps: Callable[[Any], tuple[str, int]] | None = None
 
     def buffer_cap(self, cfg: Config) -> int:
         """Unread bytes one peer may have waiting at a party: run.max_buffered_mb, else twice
@@ -196,13 +199,14 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
 def progress_line(done: int, iteration: int, total: int | None, elapsed_s: float) -> str:
     """'iteration i/N, r it/s, elapsed e, ETA t': done iterations took elapsed_s."""
     rate = done / elapsed_s if elapsed_s > 0 else 0.0
-    line = f"iteration {iteration}/{total or '?'}, {rate:.3g} it/s, elapsed {_clock(elapsed_s)}"
+    line = f"iteration {iteration}/{total or '?'}, {rate:.3g} it/s, elapsed {clock(elapsed_s)}"
     if total and rate > 0 and iteration < total:
-        line += f", ETA {_clock((total - iteration) / rate)}"
+        line += f", ETA {clock((total - iteration) / rate)}"
     return line
 
 
-def _clock(seconds: float) -> str:
+def clock(seconds: float) -> str:
+    """Seconds as m:ss, or h:mm:ss from an hour."""
     m, s = divmod(int(round(seconds)), 60)
     h, m = divmod(m, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

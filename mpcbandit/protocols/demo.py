@@ -118,4 +118,5 @@ def sends_ahead(s: DemoSection) -> int:
 PROTOCOL = Protocol(name="demo", paper="secure sum over additive shares: the runtime's smoke test",
                     section=DemoSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
-                    sends_ahead=sends_ahead, headline=headline)
+                    sends_ahead=sends_ahead, steps=lambda s: ("iterations", 1),
+                    headline=headline)

@@ -406,4 +406,5 @@ PROTOCOL = Protocol(name="feducb", paper='Dubey & Pentland 2020, differentially-
                     section=FeducbSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
+                    steps=lambda s: ("horizon", s.gamma if s.mode == "p2p" else 1),
                     headline=headline)

@@ -199,4 +199,5 @@ PROTOCOL = Protocol(name="jdp", paper='Shariff & Sheffet 2018, joint-differentia
                     section=JdpSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
+                    steps=lambda s: ("horizon", 1),
                     headline=headline)

@@ -354,4 +354,5 @@ PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask ver
                     section=O3mSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
                     sends_ahead=sends_ahead, checkpoints=True,
+                    steps=lambda s: ("iterations", 1),
                     headline=headline)

@@ -438,4 +438,5 @@ PROTOCOL = Protocol(name="samba", paper='Ciucanu et al. 2022, SAMBA: secure mult
                     section=SambaSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead, checkpoints=True,
+                    steps=lambda s: ("budget", s.arms),
                     headline=headline)
