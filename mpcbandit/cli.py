@@ -14,6 +14,7 @@ import click
 
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
+from mpcbandit.experiments import BENCHES, FIGURES
 from mpcbandit.registry import PROTOCOL_MODULES
 
 __all__ = ["main"]
@@ -311,6 +312,38 @@ def explain(protocol: str) -> None:
     from mpcbandit.explain import explain_text
 
     click.echo(explain_text(protocol))
+
+
+class _LazyGroup(click.Group):
+    """A group whose commands are imported when one is asked for (help and listing stay fast)."""
+
+    def __init__(self, *args, targets: dict[str, str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.targets = targets
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted(self.targets)
+
+    def get_command(self, ctx, name: str):
+        if name not in self.targets:
+            return None
+        import importlib
+
+        module, _, attr = self.targets[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@main.group(cls=_LazyGroup, targets=BENCHES)
+def bench() -> None:
+    """Benchmarks: times, rounds and bytes, each beside its floor (raw pyzmq, a bare relay, the
+    plaintext reference) measured in the same run where it has one; CSV, markdown and PNG to
+    --out."""
+
+
+@main.group(cls=_LazyGroup, targets=FIGURES)
+def figure() -> None:
+    """The papers' figures and tables: CSV, markdown and PNG side by side in --out; --paper for
+    the paper's sizes."""
 
 
 if __name__ == "__main__":

@@ -350,7 +350,7 @@ PAPERS = {
 ROWS: tuple[Row, ...] = (
     Row("jdp-experiment", JDP, "the authors' experiment",
         "d = 5, K = 10, ε = 1, δ = 0.1, gap 0 and 0.1", "not in our copy (supplementary)",
-        "fig_jdp.py", "jdp_experiment.csv", ("--part", "experiment", "--horizon", "5000", "--runs", "3"),
+        "mpcbandit figure jdp", "jdp_experiment.csv", ("--part", "experiment", "--horizon", "5000", "--runs", "3"),
         ("--part", "experiment", "--paper"),
         "n = 5,000, 3 runs", "n = 10⁵ (the largest that runs in minutes here), 5 runs",
         ours_jdp_experiment, ("jdp_experiment.png",),
@@ -358,7 +358,8 @@ ROWS: tuple[Row, ...] = (
         "private learner exploring: all three stay near a random choice."),
     Row("jdp-eps", JDP, "regret against ε (ours)",
         "the claim: JDP-LinUCB → LinUCB as ε → ∞", "no figure",
-        "fig_jdp.py", "jdp_regret_vs_eps.csv", ("--part", "eps", "--horizon", "2000", "--runs", "2", "--eps", "1", "100", "10000"),
+        "mpcbandit figure jdp", "jdp_regret_vs_eps.csv",
+        ("--part", "eps", "--eps-horizon", "2000", "--runs", "2", "--eps", "1,100,10000"),
         ("--part", "eps", "--paper"),
         "n = 2,000, 2 runs, gap 0.1, ε ∈ {1, 100, 10⁴}", "n = 20,000, 5 runs, gap 0.1, 9 values of ε",
         ours_jdp_eps, ("jdp_regret_vs_eps.png",),
@@ -397,24 +398,25 @@ ROWS: tuple[Row, ...] = (
     Row("feducb-1a", FED, "Figure 1 (A) privacy budget",
         "T = 10⁷, d = 10, δ = 0.1, ε ∈ [0.1, 10], M ∈ {10, 20, 50, 100}, n = O(M log T), 100 runs",
         "regret falls as ε grows; 'competitive even at large privacy budget'",
-        "fig_feducb.py", "fig1a_regret_vs_eps.csv", ("--panel", "A", "--beta", "1", "--horizon", "500", "--runs", "1",
-                          "--eps", "0.1", "1", "10"),
-        ("--panel", "A", "--beta", "1", "--horizon", "2000", "--runs", "3", "--eps", "0.1", "0.3", "1", "3", "10"),
+        "mpcbandit figure feducb", "fig1a_regret_vs_eps.csv",
+        ("--panel", "A", "--beta", "1", "--horizon", "500", "--runs", "1", "--eps", "0.1,1,10"),
+        ("--panel", "A", "--beta", "1", "--horizon", "2000", "--runs", "3", "--eps", "0.1,0.3,1,3,10"),
         "T = 500, 1 run, ε ∈ {0.1, 1, 10}, β = 1", "T = 2,000, 3 runs, ε ∈ {0.1, 0.3, 1, 3, 10}, β = 1",
         ours_feducb_a, ("fig1a_regret_vs_eps.png",)),
     Row("feducb-1b", FED, "Figure 1 (B) communication",
         "M = 100, ε = 1, n = O(M^1.5), O(M log T), O(MT), private and not",
         "a trade-off between n and regret (Remark 1)",
-        "fig_feducb.py", "fig1b_communication.csv", ("--panel", "B", "--beta", "1", "--horizon", "500", "--agents", "20"),
-        ("--panel", "B", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents", "100"),
+        "mpcbandit figure feducb", "fig1b_communication.csv",
+        ("--panel", "B", "--beta", "1", "--horizon", "500", "--agents-bc", "20"),
+        ("--panel", "B", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents-bc", "100"),
         "M = 20, T = 500, 1 run, β = 1", "M = 100, T = 2,000, 3 runs, β = 1",
         ours_feducb_b, ("fig1b_communication.png",)),
     Row("feducb-1c", FED, "Figure 1 (C) dependence on d",
         "M = 100, ε = 1, δ = 0.1, n = O(M log T), d ∈ {8, …, 128}", "'essentially quadratic' in d",
-        "fig_feducb.py", "fig1c_dimension.csv", ("--panel", "C", "--beta", "1", "--horizon", "500", "--agents", "20",
-                          "--dims", "4", "8", "16"),
-        ("--panel", "C", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents", "100",
-         "--dims", "8", "16", "32", "64"),
+        "mpcbandit figure feducb", "fig1c_dimension.csv",
+        ("--panel", "C", "--beta", "1", "--horizon", "500", "--agents-bc", "20", "--dims-c", "4,8,16"),
+        ("--panel", "C", "--beta", "1", "--horizon", "2000", "--runs", "3", "--agents-bc", "100",
+         "--dims-c", "8,16,32,64"),
         "M = 20, T = 500, 1 run, d ∈ {4, 8, 16}, β = 1", "M = 100, T = 2,000, 3 runs, d ≤ 64, β = 1",
         ours_feducb_c, ("fig1c_dimension.png",)),
     Row("samba-8c", SAMBA, "Figure 8 (c) cumulative rewards",
@@ -506,15 +508,18 @@ BY_KEY = {r.key: r for r in ROWS}
 
 
 def command(row: Row, tier: str, out: Path) -> list[str]:
-    """The row's command line for a tier, writing into `out`."""
+    """The row's command line for a tier, writing into `out` (a script, or `mpcbandit ...`)."""
     target = out if row.out_flag == "--out" else out / row.output
-    return [sys.executable, str(SCRIPTS / row.script), *(row.quick if tier == "quick" else row.full),
-            row.out_flag, str(target)]
+    head = (["-m", *row.script.split()] if row.script.startswith("mpcbandit ")
+            else [str(SCRIPTS / row.script)])
+    return [sys.executable, *head, *(row.quick if tier == "quick" else row.full), row.out_flag, str(target)]
 
 
 def shown(cmd: list[str]) -> str:
-    """A command as a reader would type it from the repository root."""
-    return " ".join(["python", f"scripts/{Path(cmd[1]).name}", *cmd[2:-2]])  # without the output option
+    """A command as a reader would type it from the repository root (without the output option)."""
+    if cmd[1] == "-m":
+        return " ".join(cmd[2:-2])
+    return " ".join(["python", f"scripts/{Path(cmd[1]).name}", *cmd[2:-2]])
 
 
 def run_row(row: Row, tier: str, out: Path, timeout: float) -> dict:
@@ -577,7 +582,9 @@ def report(out: Path, image_prefix: str) -> str:
                 except (KeyError, ValueError, IndexError, ZeroDivisionError) as e:
                     paper_result, ours = "", f"*unreadable output* ({type(e).__name__}: {e})"
                 setting = f"{meta['tier']}: " + (row.quick_size if meta["tier"] == "quick" else row.full_size)
-                made = f"`{meta['command']}` ({meta['seconds']:.0f} s, {meta['finished'][:10]})"
+                # the command that makes this row now (the recorded one may name a retired script)
+                made = (f"`{shown(command(row, meta['tier'], folder))}` ({meta['seconds']:.0f} s, "
+                        f"{meta['finished'][:10]})")
             lines.append(f"| {cell(row.name)} | {cell(row.paper_setting)} | {cell(paper_result)} | "
                          f"{cell(setting)} | {cell(ours)} | {cell(made)} |")
             if meta is not None:

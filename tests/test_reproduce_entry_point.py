@@ -7,6 +7,8 @@ from pathlib import Path
 
 from conftest import load_script
 
+from mpcbandit.experiments import BENCHES, FIGURES
+
 reproduce = load_script("reproduce")
 
 
@@ -19,7 +21,11 @@ def test_every_row_has_a_script_and_both_sizes():
     keys = [r.key for r in reproduce.ROWS]
     assert len(keys) == len(set(keys))
     for row in reproduce.ROWS:
-        assert (reproduce.SCRIPTS / row.script).exists(), row.key
+        if row.script.startswith("mpcbandit "):  # a command: it must be registered
+            group, name = row.script.split()[1:]
+            assert name in {"bench": BENCHES, "figure": FIGURES}[group], row.key
+        else:
+            assert (reproduce.SCRIPTS / row.script).exists(), row.key
         assert row.paper in reproduce.PAPERS and row.quick_size and row.full_size
         assert reproduce.row_numbers(row, Path("/nonexistent"))[1] == "", row.key  # nothing read: nothing claimed
 
