@@ -29,7 +29,8 @@ def test_a_party_started_alone_says_whom_it_waits_for(tmp_path):
 
 def test_progress_line_has_rate_elapsed_and_eta():
     assert progress_line(50, 60, 110, 10.0) == "iteration 60/110, 5 it/s, elapsed 0:10, ETA 0:10"
-    assert progress_line(0, 0, None, 0.0) == "iteration 0/?, 0 it/s, elapsed 0:00"
+    assert progress_line(0, 0, None, 0.0) == "iteration 0/?, elapsed 0:00"
+    assert progress_line(0, 16, 100, 0.0) == "iteration 16/100, elapsed 0:00"  # no "0 it/s" first
     assert progress_line(10, 10, 10, 3725.0).endswith("elapsed 1:02:05")
 
 

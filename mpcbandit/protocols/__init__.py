@@ -197,8 +197,11 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
 
 
 def progress_line(done: int, iteration: int, total: int | None, elapsed_s: float) -> str:
-    """'iteration i/N, r it/s, elapsed e, ETA t': done iterations took elapsed_s."""
+    """'iteration i/N, r it/s, elapsed e, ETA t': done iterations took elapsed_s (no rate
+    before any iteration was timed: start-up is not a rate)."""
     rate = done / elapsed_s if elapsed_s > 0 else 0.0
+    if done <= 0:
+        return f"iteration {iteration}/{total or '?'}, elapsed {clock(elapsed_s)}"
     line = f"iteration {iteration}/{total or '?'}, {rate:.3g} it/s, elapsed {clock(elapsed_s)}"
     if total and rate > 0 and iteration < total:
         line += f", ETA {clock((total - iteration) / rate)}"
