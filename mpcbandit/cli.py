@@ -315,7 +315,8 @@ def explain(protocol: str) -> None:
 
 
 class _LazyGroup(click.Group):
-    """A group whose commands are imported when one is asked for (help and listing stay fast)."""
+    """A group whose commands are imported only when the group is used (`mpcbandit --help` and
+    `run` do not load the experiments)."""
 
     def __init__(self, *args, targets: dict[str, str], **kwargs):
         super().__init__(*args, **kwargs)
