@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -15,6 +15,7 @@ import click
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.experiments import BENCHES, FIGURES
+from mpcbandit.files import default_run_dir
 from mpcbandit.registry import PROTOCOL_MODULES
 
 __all__ = ["main"]
@@ -119,7 +120,7 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         if not plaintext:
             _warn_if_not_private(cfg)
         if out_dir is None:
-            out_dir = Path("runs") / f"{cfg.protocol}-{time.strftime('%Y%m%d-%H%M%S')}"
+            out_dir = default_run_dir(cfg.protocol)
         expected = None
         if estimate and not plaintext and worth_estimating(cfg):
             click.echo(f"[mpcbandit] estimating the duration on {cfg.net.name}: two short probes")
@@ -328,8 +329,6 @@ class _LazyGroup(click.Group):
     def get_command(self, ctx, name: str):
         if name not in self.targets:
             return None
-        import importlib
-
         module, _, attr = self.targets[name].partition(":")
         return getattr(importlib.import_module(module), attr)
 

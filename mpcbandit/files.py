@@ -8,13 +8,19 @@ import fcntl
 import json
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from mpcbandit.errors import MpcBanditError
 
-__all__ = ["OutputError", "RunLock", "make_private_dir", "write_private", "write_json",
-           "json_safe"]
+__all__ = ["OutputError", "RunLock", "default_run_dir", "make_private_dir", "write_private",
+           "write_json", "json_safe"]
+
+
+def default_run_dir(name: str) -> Path:
+    """Where a run or an experiment writes when not told: runs/NAME-YYYYmmdd-HHMMSS."""
+    return Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 class OutputError(MpcBanditError):

@@ -32,8 +32,9 @@ def test_the_estimate_extends_the_line_through_both_probes(monkeypatch):
     def fake_run(probe, out_dir, **_):
         n = probe.section.iterations
         probed.append((n, probe.net.name))
-        party = {"bytes_sent": 100 * n, "bytes_received": 50 * n}
-        return {"wall_s": 2.0 + 0.25 * n, "rounds_total": 3 + 2 * n, "parties": [party]}
+        # the summary's busiest party sends 100 and receives 50 bytes per step
+        return {"wall_s": 2.0 + 0.25 * n, "rounds_total": 3 + 2 * n, "steps": n,
+                "bytes_per_step": 150.0}
 
     monkeypatch.setattr(estimate, "run_local", fake_run)
     est = estimate_duration(cfg)

@@ -14,6 +14,8 @@ from typing import Sequence
 import click
 import numpy as np
 
+from mpcbandit.files import default_run_dir
+
 __all__ = ["Curve", "Output", "Panel", "experiment_command", "float_list", "int_list",
            "curve_labels", "machine_load", "plot_panels", "sized_option", "spans_decades"]
 
@@ -28,7 +30,7 @@ def experiment_command(name: str, paper_sizes: str):
             for key, quick, full in getattr(fn, "__sized__", ()):
                 if options[key] is None:
                     options[key] = full if paper else quick
-            folder = out or Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+            folder = out or default_run_dir(name)
             output = Output(folder)
             t0 = time.perf_counter()
             fn(output, paper=paper, **options)
@@ -106,7 +108,7 @@ class Output:
         return path
 
     def figure(self, stem: str, panels: Sequence["Panel"], title: str) -> Path | None:
-        """Draw the panels as STEM.png (None, said once, without matplotlib)."""
+        """Draw the panels as STEM.png (None without matplotlib, which plot_panels says)."""
         path = self.folder / f"{stem}.png"
         if plot_panels(path, panels, title):
             self.written.append(path.name)

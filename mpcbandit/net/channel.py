@@ -63,7 +63,7 @@ class Channel:
         self.stats = RoundStats()
         self._one_way = net.one_way_s if net else 0.0
         self._bw = net.bytes_per_s if net else None
-        self._emulated = bool(self._bw or self._one_way)
+        self._emulated = bool(net and net.emulated)
         self._link_free: dict[str, float] = defaultdict(float)
         self._seq_out: dict[str, int] = defaultdict(int)
         self._seq_in: dict[str, int] = defaultdict(lambda: -1)
@@ -243,7 +243,7 @@ class Channel:
     def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
         """When an emulated network would hand this message over: serialisation then delay
         (0.0: no emulation, at once)."""
-        if self._bw is None and self._one_way == 0.0:
+        if not self._emulated:
             return 0.0
         start = max(arrived, self._link_free[sender])
         done = start + (nbytes / self._bw if self._bw else 0.0)

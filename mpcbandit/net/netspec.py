@@ -21,3 +21,8 @@ class NetSpec:
     name: str
     one_way_s: float
     bytes_per_s: float | None
+
+    @property
+    def emulated(self) -> bool:
+        """Whether messages are delayed or throttled at all."""
+        return bool(self.one_way_s or self.bytes_per_s)

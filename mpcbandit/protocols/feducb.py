@@ -392,7 +392,6 @@ def sends_ahead(s: FeducbSection) -> int:
     return 4 * per_round
 
 
-
 def headline(s: dict) -> list[str]:
     """Group and per-agent regret, syncs, privacy and the radius used."""
     radius = "theoretical beta" if s["beta_fixed"] is None else f"fixed beta = {s['beta_fixed']:g}"
