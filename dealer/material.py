@@ -1,14 +1,15 @@
 """Correlated randomness, kind by kind: what each party expands from its seed, what the dealer
-derives, and the last party's correction (pure functions; the dealer and the parties share them).
+derives, and one party's correction (pure functions; the dealer and the parties share them).
 
 A batch of ``units`` units of one kind is a set of components, each an array of shape
 ``(units, *unit_shape)`` in the arithmetic (``A``, sum mod 2^64), binary (``B``, XOR of words)
 or bit (``b``, XOR of bit 0) domain. *Free* components are random: every party expands its
 share from its own seed and the plaintext is whatever the shares add up to. *Derived*
-components (c = a·b, wrap counts, ...) are computed by the dealer; parties 0..n-2 expand their
-shares from their seeds too and only the last party receives a correction. So the dealer sends
-one 32-byte seed per party per batch plus one ring element per derived element to the last
-party (CrypTen's trusted-third-party scheme).
+components (c = a·b, wrap counts, ...) are computed by the dealer; every party but one expands
+its shares from its seed too and that one, the *corrected* party, receives a correction. So the
+dealer sends one 32-byte seed per party per batch plus one ring element per derived element to
+the corrected party (CrypTen's trusted-third-party scheme; the dealer picks the corrected party
+batch by batch to spread those bytes).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE, wraps_signed, wraps_unsigned
+from mpcbandit.mpc.triangle import outer_upper, sym_matvec
 
 __all__ = ["Component", "Kind", "KINDS", "layout", "expand_shares", "make_batch", "kind_key"]
 
@@ -47,17 +49,25 @@ def _u01(prg: Prg, shape) -> np.ndarray:
     return (prg.ring(shape) >> np.uint64(11)).astype(np.float64) / 2.0 ** 53
 
 
-def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per-unit matmul of (U, ..., m, k) by (U, ..., k, n), padding batch axes after U."""
+def _matmul_shape(sx, sy) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(tuple(sx[:-2]), tuple(sy[:-2]))) + (sx[-2], sy[-1])
+
+
+def _aligned(f: Callable, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """f on per-unit arrays (U, ...) whose batch axes after U are padded to align."""
     while a.ndim < b.ndim:
         a = a[:, None]
     while b.ndim < a.ndim:
         b = b[:, None]
-    return np.matmul(a, b)
+    return f(a, b)
 
 
-def _matmul_shape(sx, sy) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(tuple(sx[:-2]), tuple(sy[:-2]))) + (sx[-2], sy[-1])
+def _vector_pair_shape(sx, sy, last: int) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(tuple(sx[:-1]), tuple(sy[:-1]))) + (last,)
+
+
+def _triangle_size(d: int) -> int:
+    return d * (d + 1) // 2
 
 
 KINDS: dict[str, Kind] = {
@@ -72,7 +82,18 @@ KINDS: dict[str, Kind] = {
     "matmul": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
                                    Component("b", tuple(sy), "A", True),
                                    Component("c", _matmul_shape(sx, sy), "A", False)],
-                   lambda p, f, s, prg, u: {"c": _matmul(f["a"], f["b"])}),
+                   lambda p, f, s, prg, u: {"c": _aligned(np.matmul, f["a"], f["b"])}),
+    # triple for M v with M symmetric, given by its upper triangles sx = (..., E), v of sy = (..., D)
+    "symmatvec": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
+                                      Component("b", tuple(sy), "A", True),
+                                      Component("c", _vector_pair_shape(sx, sy, sy[-1]), "A", False)],
+                      lambda p, f, s, prg, u: {"c": _aligned(sym_matvec, f["a"], f["b"])}),
+    # triple for the upper triangle of p qᵀ, p of sx = (..., D), q of sy = (..., D)
+    "outer_upper": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
+                                        Component("b", tuple(sy), "A", True),
+                                        Component("c", _vector_pair_shape(
+                                            sx, sy, _triangle_size(sx[-1])), "A", False)],
+                        lambda p, f, s, prg, u: {"c": _aligned(outer_upper, f["a"], f["b"])}),
     # binary (AND) triple on 64-bit words: c = a & b
     "and": Kind(lambda: [Component("a", (), "B", True), Component("b", (), "B", True),
                          Component("c", (), "B", False)],
@@ -174,19 +195,19 @@ def _correct(c: Component, plain: np.ndarray, others: list[np.ndarray]) -> np.nd
     return out
 
 
-def expand_shares(kind: str, params: tuple, units: int, seed: bytes, *, last: bool,
+def expand_shares(kind: str, params: tuple, units: int, seed: bytes, *, corrected: bool,
                   corrections: list[np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """One party's shares of a batch: everything from its seed, the last party's derived
+    """One party's shares of a batch: everything from its seed, the corrected party's derived
     components from the dealer's corrections (in component order)."""
     prg = Prg(seed)
     comps = layout(kind, params)
     derived = [c for c in comps if not c.free]
-    if last and len(corrections or []) != len(derived):
+    if corrected and len(corrections or []) != len(derived):
         raise ValueError(f"material {kind}: expected {len(derived)} corrections, "
                          f"got {len(corrections or [])}")
     out, k = {}, 0
     for c in comps:
-        if last and not c.free:
+        if corrected and not c.free:
             arr = np.asarray(corrections[k], dtype=U64)
             k += 1
             if arr.shape != (units, *c.unit_shape):
@@ -198,18 +219,17 @@ def expand_shares(kind: str, params: tuple, units: int, seed: bytes, *, last: bo
     return out
 
 
-def make_batch(kind: str, params: tuple, units: int, n: int,
-               dealer_prg: Prg) -> tuple[list[bytes], list[np.ndarray]]:
-    """The dealer's side of a batch for n parties: one fresh seed per party and the last
-    party's corrections."""
+def make_batch(kind: str, params: tuple, units: int, n: int, dealer_prg: Prg,
+               corrected: int | None = None) -> tuple[list[bytes], list[np.ndarray]]:
+    """The dealer's side of a batch for n parties: one fresh seed per party and the corrections
+    of party `corrected` (the last party when None)."""
+    k = n - 1 if corrected is None else corrected
     comps = layout(kind, params)
     seeds = [dealer_prg.bytes(32) for _ in range(n)]
     prgs = [Prg(s) for s in seeds]
     shares: dict[str, list[np.ndarray]] = {}
     for c in comps:  # same draw order as expand_shares
-        shares[c.name] = [_draw(p, c, units) for p in prgs[:-1]]
-        if c.free:
-            shares[c.name].append(_draw(prgs[-1], c, units))
+        shares[c.name] = [_draw(p, c, units) for i, p in enumerate(prgs) if c.free or i != k]
     free_plain = {c.name: _combine(c, shares[c.name]) for c in comps if c.free}
     derived_plain = KINDS[kind].derive(params, free_plain, shares, dealer_prg, units)
     corrections = [_correct(c, derived_plain[c.name], shares[c.name]) for c in comps if not c.free]

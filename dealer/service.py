@@ -1,9 +1,9 @@
 """The dealer's serve loop: answers the computing parties' material requests, batch by batch.
 
 Every computing party asks for the same batches in the same order (they run the same ops);
-the dealer makes batch k on the first request for it, hands each party its seed (the last
-party also its corrections) and checks that every party's k-th request names the same kind,
-params and size. Each batch uses fresh seeds from the dealer's PRG, so no material is ever
+the dealer makes batch k on the first request for it, hands each party its seed (and the
+corrections to the party that has received the fewest correction bytes so far) and checks that
+every party's k-th request names the same kind, params and size. Each batch uses fresh seeds from the dealer's PRG, so no material is ever
 handed out twice. Errors (material exhausted, mismatching requests) go back to the asking
 party as ``{"error": ...}`` and that party raises.
 """
@@ -11,9 +11,9 @@ party as ``{"error": ...}`` and that party raises.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
-from dataclasses import dataclass, field
 
 from dealer.material import layout, make_batch
 from mpcbandit.errors import PeerTimeout
@@ -37,6 +37,7 @@ class _Batch:
     units: int
     seeds: list[bytes]
     corrections: list
+    corrected: int
     waiting: set = field(default_factory=set)
 
 
@@ -52,6 +53,7 @@ def serve(chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS,
     next_seq = dict.fromkeys(parties, 0)
     done: set[str] = set()
     elements = 0
+    corrected_bytes = [0] * n  # per party: the next batch's corrections go to the fewest
     idle_since = time.monotonic()
     while len(done) < n:
         waiting = [p for p in parties if p not in done]
@@ -85,8 +87,10 @@ def serve(chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS,
                                                  f"{elements} of {max_elements} already served"})
                 continue
             elements += size
-            seeds, corr = make_batch(kind, params, units, n, prg)
-            batches[seq] = _Batch(key, units, seeds, corr, set(parties))
+            fix = min(reversed(range(n)), key=corrected_bytes.__getitem__)
+            seeds, corr = make_batch(kind, params, units, n, prg, fix)
+            corrected_bytes[fix] += sum(c.nbytes for c in corr)
+            batches[seq] = _Batch(key, units, seeds, corr, fix, set(parties))
             made += 1
         b = batches.get(seq)
         if b is None or (b.key, b.units) != (key, units):
@@ -95,8 +99,9 @@ def serve(chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS,
                                              f"{key} x {units}, another party asked for {want}"})
             continue
         i = parties.index(peer)
-        reply = {"seq": seq, "key": list(key), "units": units, "seed": b.seeds[i]}
-        if i == n - 1:
+        reply = {"seq": seq, "key": list(key), "units": units, "seed": b.seeds[i],
+                 "corrected": b.corrected}
+        if i == b.corrected:
             reply["corr"] = b.corrections
         chan.send(LABEL, peer, reply)
         b.waiting.discard(peer)

@@ -38,11 +38,23 @@ def test_seeds_and_batches_are_fresh():
     assert not np.array_equal(c1[0], c2[0])
 
 
-def test_last_party_only_gets_corrections_for_derived_components():
+def test_the_dealer_spreads_corrections_over_the_computing_parties():
+    def fn(eng):
+        for k in range(40):               # batches of different sizes, two kinds
+            eng.material.take("mul", (), 500 + 97 * k)
+            eng.material.take("matmul", ((3, 4), (4, 2)), 1 + 13 * k)
+        return None
+
+    res, chans = run_engines(fn, 3, batch_elements=4096)
+    got = [chans[p].stats.op("dealer").bytes_received for p in computing_names(3)]
+    assert min(got) > 0.8 * max(got), got     # the last party alone would get them all
+
+
+def test_one_party_only_gets_corrections_for_derived_components():
     seeds, corr = make_batch("mul", (), 10, 2, Prg())
     assert len(corr) == 1 and corr[0].shape == (10,)          # c only: one element per triple
     with pytest.raises(ValueError, match="correction has shape"):
-        expand_shares("mul", (), 11, seeds[1], last=True, corrections=corr)
+        expand_shares("mul", (), 11, seeds[1], corrected=True, corrections=corr)
 
 
 def test_exhausted_material_is_a_clear_error():

@@ -57,6 +57,46 @@ def test_arithmetic_ops_match_numpy(n, trunc):
         assert np.array_equal(res[f"compute.{p}"]["matmul"], out["matmul"])
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_symmetric_products_match_numpy_and_their_triples_hold_only_the_triangle(n):
+    from mpcbandit.mpc import symmetric
+    from mpcbandit.mpc.arith import bilinear
+    from mpcbandit.mpc.rounds import Op
+
+    rng = np.random.default_rng(7 + n)
+    A, D = 3, 5
+    M = rng.normal(0, 2, (A, D, D))
+    M = M + np.swapaxes(M, 1, 2)                      # symmetric, as W^-1 is
+    v = rng.normal(0, 2, D)
+    P, Q = rng.normal(0, 2, (A, D)), rng.normal(0, 2, (A, D))
+
+    def fn(eng):
+        m = eng.input(M if eng.lead else None, "compute.0")
+        x = eng.input(v if eng.lead else None, "compute.0")
+        p = eng.input(P if eng.lead else None, "compute.0")
+        q = eng.input(Q if eng.lead else None, "compute.0")
+        mv = eng.run(Op("matvec", symmetric.matvec(eng, m, x)))
+        pq = eng.run(Op("outer", bilinear(eng, "outer_upper", p, q)))
+        xx = eng.run(Op("outer", symmetric.outer_upper(eng, x)))
+        return {"matvec": eng.open(mv), "outer": eng.open(pq), "xx": eng.open(xx),
+                "mirrored": eng.open(symmetric.mirror(pq, D)), "taken": dict(eng.material.units_taken)}
+
+    res, _ = run_engines(fn, n)
+    out = res["compute.0"]
+    rows, cols = np.triu_indices(D)
+    outer = P[:, rows] * Q[:, cols]
+    assert np.abs(out["matvec"] - M @ v).max() <= product_bound(D, 8, 8, n)
+    assert np.abs(out["outer"] - outer).max() <= product_bound(1, 8, 8, n)
+    assert np.abs(out["xx"] - np.outer(v, v)[rows, cols]).max() <= product_bound(1, 8, 8, n)
+    mirrored = out["mirrored"]
+    assert np.array_equal(mirrored, np.swapaxes(mirrored, 1, 2))   # exactly symmetric
+    # one triple each, none of them a full D x D product
+    triples = {k: u for k, u in out["taken"].items() if k[0] in ("symmatvec", "outer_upper", "matmul")}
+    assert triples == {("symmatvec", (A, D * (D + 1) // 2), (D,)): 1,
+                            ("outer_upper", (A, D), (A, D)): 1,
+                            ("outer_upper", (D,), (D,)): 1}
+
+
 @pytest.mark.parametrize("n", [2, 3, 5])
 def test_comparisons_exact_for_gaps_of_four_ulps(n):
     rng = np.random.default_rng(10 + n)

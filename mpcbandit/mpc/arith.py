@@ -16,6 +16,7 @@ from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import IN_OP, Round
 from mpcbandit.mpc.shares import AShare
+from mpcbandit.mpc.triangle import outer_upper, sym_matvec
 
 __all__ = ["input_value", "open_to", "bilinear", "square"]
 
@@ -73,24 +74,35 @@ def open_to(eng, x: AShare | None, to: str):
     return acc.view(np.int64).astype(np.float64) / 2.0 ** frac
 
 
+#: bilinear ops on (x, y) with one triple per call: the product of plain ring arrays
+_PRODUCTS = {"matmul": np.matmul, "symmatvec": sym_matvec, "outer_upper": outer_upper}
+
+
 def bilinear(eng, op: str, x: AShare, y: AShare, rescale: bool = True):
-    """Beaver product for every bilinear op (``mul`` elementwise, ``matmul``): one triple batch
-    and one opening per call, then truncation back to the engine's fractional bits; with
-    rescale=False the exact product is returned at x.frac + y.frac bits (no truncation, no
-    rounding: for sums of products truncated once, or scores compared at full precision)."""
+    """Beaver product for every bilinear op: one triple batch and one opening per call, then
+    truncation back to the engine's fractional bits; with rescale=False the exact product is
+    returned at x.frac + y.frac bits (no truncation, no rounding: for sums of products
+    truncated once, or scores compared at full precision).
+
+    Ops: ``mul`` (elementwise), ``matmul`` (numpy's), ``symmatvec`` (x the upper triangles
+    (..., E) of symmetric matrices, y a vector (D,): M y) and ``outer_upper`` (the upper
+    triangles (..., E) of x yᵀ for vectors (..., D)); the last two mask and open triangles
+    only, and their triples hold only what the product needs."""
+    squeeze = None
     if op == "mul":
         xv, yv = (x.v, y.v) if x.v.shape == y.v.shape else np.broadcast_arrays(x.v, y.v)
         m = eng.material.take("mul", (), xv.size)
         a, b, c = (m[k].reshape(xv.shape) for k in "abc")
         f = np.multiply
-        squeeze = None
-    elif op == "matmul":
-        xv = x.v[None, :] if x.v.ndim == 1 else x.v
-        yv = y.v[:, None] if y.v.ndim == 1 else y.v
-        squeeze = tuple(ax for ax, one in ((-2, x.v.ndim == 1), (-1, y.v.ndim == 1)) if one)
-        m = eng.material.take("matmul", (xv.shape, yv.shape), 1)
+    elif op in _PRODUCTS:
+        xv, yv = x.v, y.v
+        if op == "matmul":
+            xv = x.v[None, :] if x.v.ndim == 1 else x.v
+            yv = y.v[:, None] if y.v.ndim == 1 else y.v
+            squeeze = tuple(ax for ax, one in ((-2, x.v.ndim == 1), (-1, y.v.ndim == 1)) if one)
+        m = eng.material.take(op, (xv.shape, yv.shape), 1)
         a, b, c = m["a"][0], m["b"][0], m["c"][0]
-        f = np.matmul
+        f = _PRODUCTS[op]
     else:
         raise ValueError(f"unknown bilinear op {op!r}")
     eps, dlt = yield from open_values(eng, [xv - a, yv - b])

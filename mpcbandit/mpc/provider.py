@@ -68,8 +68,8 @@ class MaterialSupply:
         if (msg["seq"], _canon(msg["key"]), msg["units"]) != (seq, key, units):
             raise MaterialError(f"material mismatch: asked {self.dealer} for #{seq} {key} x {units}, "
                                 f"got #{msg['seq']} {_canon(msg['key'])} x {msg['units']}")
-        last = self.index == self.n - 1
-        arrays = expand_shares(key[0], key[1:], units, msg["seed"], last=last,
+        arrays = expand_shares(key[0], key[1:], units, msg["seed"],
+                               corrected=msg["corrected"] == self.index,
                                corrections=msg.get("corr"))
         self._pools.setdefault(key, deque()).append([arrays, 0, units])
         self._avail[key] = self._avail.get(key, 0) + units

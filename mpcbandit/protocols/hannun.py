@@ -234,9 +234,8 @@ def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     start = "exp" if s.reciprocal_init == "paper" else "linear"         # den in [1, 2]: |x| = 1
     q = yield from functions.reciprocal(eng, xu + 1.0, s.newton_iterations, start)
     g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
-    full = yield from arith.bilinear(eng, "matmul", g.reshape(A, D, 1), u.reshape(A, 1, D),
-                                     rescale=False)
-    return symmetric.upper(full)                                        # exactly symmetric
+    return (yield from arith.bilinear(eng, "outer_upper", g.reshape(A, D), u,
+                                      rescale=False))                   # exactly symmetric
 
 
 def _nothing():
