@@ -168,8 +168,9 @@ def main() -> None:
                          "figures; unpinned, each process's thread and zmq's I/O thread share "
                          "the cores freely, and the fastest placement of a run decides its figure")
     ap.add_argument("--experiment", action="store_true",
-                    help="also time the default experiment with CurveZMQ and without (two full "
-                         "runs each, interleaved; about a minute)")
+                    help="also time the default experiment with CurveZMQ and without (full "
+                         "runs, interleaved; about a minute) and print it against its critical "
+                         "rounds x this run's raw 2-process round, with the busiest party's bytes")
     args = ap.parse_args()
     sizes = args.sizes or (SIZES[::2] + [SIZES[-1]] if args.quick else SIZES)
     records = []
@@ -199,16 +200,22 @@ def main() -> None:
                             "ours_cpu_us": o["cpu_us"], "raw_cpu_us": r["cpu_us"],
                             "ours_mb_s": o["mb_s"], "raw_mb_s": r["mb_s"], "pinned": args.pin})
     if args.experiment:
-        records += experiment_curve_cost(args.repeats)
+        raw_round = min(r["raw_us"] for r in records
+                        if (r["procs"], r["transport"], r["security"]) == (2, "tcp", "none"))
+        records += experiment_curve_cost(args.repeats, raw_round)
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
 
 
-def experiment_curve_cost(repeats: int, config: str = "configs/hannun-synthetic.toml") -> list[dict]:
-    """CurveZMQ's cost on the default experiment: seconds per iteration with and without it."""
+def experiment_curve_cost(repeats: int, raw_round_us: float,
+                          config: str = "configs/hannun-synthetic.toml") -> list[dict]:
+    """CurveZMQ's cost on the default experiment (seconds per iteration with and without it),
+    and issue 14's goal 3: seconds per iteration against critical rounds × the smallest raw
+    2-process round of this run, and the busiest party's bytes per iteration."""
     import tempfile
 
     rows = {"curve": [], "none": []}
+    summaries = {}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(repeats):
             for security in ("curve", "none"):  # interleaved: drifts of the machine hit both
@@ -216,13 +223,20 @@ def experiment_curve_cost(repeats: int, config: str = "configs/hannun-synthetic.
                 subprocess.run([sys.executable, "-m", "mpcbandit", "run", config, "--out", str(out),
                                 "--set", f'run.security="{security}"'], cwd=ROOT, check=True,
                                capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-                s = json.loads((out / "summary.json").read_text())
+                s = summaries[security] = json.loads((out / "summary.json").read_text())
                 rows[security].append(s["protocol_wall_s"] / s["steps"])
     curve, none = statistics.median(rows["curve"]), statistics.median(rows["none"])
     print(f"\n{config} (protocol wall per iteration, median of {repeats}): CurveZMQ "
           f"{curve * 1e3:.2f} ms, security none {none * 1e3:.2f} ms, ratio {curve / none:.2f}x")
-    return [{"experiment": config, "curve_s_per_iteration": curve, "none_s_per_iteration": none}]
-
+    s = summaries["curve"]
+    rounds, busiest = s["critical_rounds_per_step"], s["bytes_per_step"]
+    floor = rounds * raw_round_us * 1e-6
+    print(f"goal 3: {curve * 1e3:.2f} ms per iteration (CurveZMQ) vs {rounds:.1f} critical rounds "
+          f"x raw 2-process round {raw_round_us:.1f} us = {floor * 1e3:.2f} ms: {curve / floor:.1f}x "
+          f"(goal 3x); busiest party {busiest / 1e3:.1f} KB per iteration (goal 150 KB)")
+    return [{"experiment": config, "curve_s_per_iteration": curve, "none_s_per_iteration": none,
+             "critical_rounds_per_step": rounds, "raw_round_us": raw_round_us,
+             "vs_rounds_x_raw_round": curve / floor, "busiest_bytes_per_step": busiest}]
 
 if __name__ == "__main__":
     main()
