@@ -21,9 +21,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mpcbandit.bandits.egreedy import draw_exploration, exploration_key, run_eps_greedy  # noqa: E402
-from mpcbandit.data.tasks import make_task  # noqa: E402
+from mpcbandit.data.tasks import make_task, mnist_dir  # noqa: E402
 from mpcbandit.mpc.prg import Prg  # noqa: E402
-from hannun_fig_reward import have_mnist, plot, write_csv  # noqa: E402
+from mpcbandit.data.mnist import mnist_present  # noqa: E402
+from mpcbandit.experiments.common import Curve, Output, Panel  # noqa: E402
 
 
 def play(w_inv, b, x, labels, eps, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +69,7 @@ def main(argv=None) -> None:
     p.add_argument("--data", choices=("mnist", "synthetic"), default=None)
     p.add_argument("--out", type=Path, default=Path("runs/figures"))
     args = p.parse_args(argv)
-    kind = args.data or ("mnist" if have_mnist() else "synthetic")
+    kind = args.data or ("mnist" if mnist_present(mnist_dir()) else "synthetic")
     steps, runs = (60_000, 200) if args.full else (args.steps, args.runs)
     checkpoints = tuple(sorted({max(1, int(steps * f)) for f in (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)}))
     if kind == "mnist":
@@ -95,9 +96,11 @@ def main(argv=None) -> None:
         rows += [[eps, c, float(adv[:, j].mean()), float(adv[:, j].std())]
                  for j, c in enumerate(checkpoints)]
         series[f"eps={eps:g}"] = (np.array(checkpoints), adv.mean(0))
-    write_csv(args.out / "hannun_fig6.csv", ["epsilon", "checkpoint", "advantage", "std"], rows)
-    plot(args.out / "hannun_fig6.png", series, "training examples seen", "attack advantage",
-         f"Fig. 6 ({kind}, {runs} runs)", logx=True)
+    out = Output(args.out)
+    out.table("hannun_fig6", ["epsilon", "checkpoint", "advantage", "std"], rows)
+    out.figure("hannun_fig6", [Panel("", "training examples seen", "attack advantage",
+                                     [Curve(k, x, y) for k, (x, y) in series.items()], logx=True)],
+               f"Fig. 6 ({kind}, {runs} runs)")
 
 
 if __name__ == "__main__":

@@ -19,9 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from hannun_fig_reward import have_mnist, plot, write_csv  # noqa: E402
 
 from mpcbandit.config import load_config  # noqa: E402
+from mpcbandit.data.mnist import mnist_present  # noqa: E402
+from mpcbandit.data.tasks import mnist_dir  # noqa: E402
+from mpcbandit.experiments.common import Curve, Output, Panel  # noqa: E402
 from mpcbandit.launch import run_local  # noqa: E402
 
 CONFIG = ROOT / "configs" / "hannun-synthetic.toml"
@@ -56,25 +58,27 @@ def fig3(args) -> None:
     arms = args.arms or ((10, 20, 40, 60, 80, 100) if args.full else (5, 10, 20))
     parties = args.parties or ((2, 3, 4) if args.full else (2,))
     rows = runtime_grid(args, arms, parties)
-    write_csv(args.out / "hannun_fig3.csv", HEADER, rows)
+    out = Output(args.out)
+    out.table("hannun_fig3", HEADER, rows)
     series = {f"|P|={n}": (np.array([r[0] for r in rows if r[1] == n]),
                            np.array([r[2] for r in rows if r[1] == n])) for n in parties}
-    plot(args.out / "hannun_fig3.png", series, "arms |A|", "seconds per iteration", "Fig. 3")
+    out.figure("hannun_fig3", [Panel("", "arms |A|", "seconds per iteration", [Curve(k, x, y) for k, (x, y) in series.items()])], "Fig. 3")
 
 
 def fig4(args) -> None:
     parties = args.parties or ((2, 3, 4, 5, 6) if args.full else (2, 3))
     arms = args.arms or ((10, 50, 100) if args.full else (5, 10))
     rows = runtime_grid(args, arms, parties)
-    write_csv(args.out / "hannun_fig4.csv", HEADER, rows)
+    out = Output(args.out)
+    out.table("hannun_fig4", HEADER, rows)
     series = {f"|A|={a}": (np.array([r[1] for r in rows if r[0] == a]),
                            np.array([r[2] for r in rows if r[0] == a])) for a in arms}
-    plot(args.out / "hannun_fig4.png", series, "parties |P|", "seconds per iteration", "Fig. 4")
+    out.figure("hannun_fig4", [Panel("", "parties |P|", "seconds per iteration", [Curve(k, x, y) for k, (x, y) in series.items()])], "Fig. 4")
 
 
 def _reward_sweep(args, key: str, values, name: str, xlabel: str, variants: dict[str, dict]) -> None:
     """Average reward and agreement with the float64 run per value of `key`, one line per variant."""
-    data = args.data or ("mnist" if have_mnist() else "synthetic")
+    data = args.data or ("mnist" if mnist_present(mnist_dir()) else "synthetic")
     rows, series = [], {}
     for label, extra in variants.items():
         for v in values:
@@ -88,11 +92,11 @@ def _reward_sweep(args, key: str, values, name: str, xlabel: str, variants: dict
                   f"{s.get('agreement_with_plaintext')}", flush=True)
         series[label] = (np.array([r[1] for r in rows if r[0] == label]),
                          np.array([r[2] for r in rows if r[0] == label]))
-    write_csv(args.out / f"hannun_{name}.csv", ["variant", key, "average_reward", "agreement",
-                                                "plaintext_average_reward", "rounds_per_iteration",
-                                                "load_1min"], rows)
-    plot(args.out / f"hannun_{name}.png", series, xlabel, "average reward",
-         f"{name.replace('fig', 'Fig. ')} ({data}, T={args.steps})")
+    out = Output(args.out)
+    out.table(f"hannun_{name}", ["variant", key, "average_reward", "agreement",
+                                 "plaintext_average_reward", "rounds_per_iteration", "load_1min"], rows)
+    out.figure(f"hannun_{name}", [Panel("", xlabel, "average reward", [Curve(k, x, y) for k, (x, y) in series.items()])],
+               f"{name.replace('fig', 'Fig. ')} ({data}, T={args.steps})")
 
 
 TRUNCATIONS = {"local": "local truncation (wraps)", "exact": "exact truncation (no wraps)"}

@@ -25,11 +25,15 @@ def test_bench_hannun_tiny(tmp_path):
     assert float(row["rounds_per_iteration"]) > 0 and float(row["online_kb_sent"]) > 0
 
 
-@pytest.mark.parametrize("fig", ["fig1", "fig2", "fig5"])
-def test_reward_figures_tiny(tmp_path, fig):
-    _run(tmp_path, "scripts/hannun_fig_reward.py", fig, "--steps", "40", "--runs", "1",
-         "--data", "synthetic")
-    assert len(_rows(tmp_path / f"hannun_{fig}.csv")) > 0
+@pytest.mark.parametrize("fig,size,points", [("1", ["--steps", "100", "--runs", "2"], 4 * 50),
+                                             ("2", ["--sizes", "20,40", "--runs", "1"], 2 * 9),
+                                             ("5", ["--steps", "40", "--runs", "1"], 2 * 9)])
+def test_reward_figures_write_their_table_in_csv_and_markdown(tmp_path, fig, size, points):
+    _run(tmp_path, "-m", "mpcbandit", "figure", f"hannun-{fig}", *size, "--data", "synthetic")
+    rows = _rows(tmp_path / f"hannun_fig{fig}.csv")
+    assert len(rows) == points          # fig 1: 50 samples per ε; figs 2, 5: nine ε per curve
+    assert all(0.0 <= float(r["average_reward"]) <= 1.0 for r in rows)
+    assert (tmp_path / f"hannun_fig{fig}.md").read_text().count("\n|") == points + 2  # header, rule, rows
 
 
 def test_membership_figure_tiny(tmp_path):

@@ -12,11 +12,16 @@ import numpy as np
 
 from mpcbandit.errors import DataError
 
-__all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features"]
+__all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features", "mnist_present"]
 
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 _FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
           "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+
+
+def mnist_present(directory: Path) -> bool:
+    """Whether directory holds MNIST's training images (gzip-compressed or not)."""
+    return any((Path(directory) / f"{_FILES['train'][0]}{z}").exists() for z in ("", ".gz"))
 
 
 def read_idx(path: Path) -> np.ndarray:

@@ -12,6 +12,9 @@ __all__ = ["BENCHES", "FIGURES"]
 #: `mpcbandit figure NAME` -> "module:command"
 FIGURES = {
     "feducb": "mpcbandit.experiments.feducb:figure",
+    "hannun-1": "mpcbandit.experiments.hannun:figure_1",
+    "hannun-2": "mpcbandit.experiments.hannun:figure_2",
+    "hannun-5": "mpcbandit.experiments.hannun:figure_5",
     "jdp": "mpcbandit.experiments.jdp:figure",
 }
 

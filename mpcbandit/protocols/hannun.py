@@ -47,6 +47,7 @@ from dealer import serve
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.bodies import expect_index, expect_real
 from mpcbandit.config import Config, spec
+from mpcbandit.data.mnist import mnist_present
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, mnist_dir
 from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import arith, compare, functions, symmetric
@@ -109,7 +110,7 @@ class HannunSection:
                 raise ConfigError(f"{path}.iterations", f"{self.iterations} exceeds the "
                                   f"{MNIST_TRAIN_SIZE} MNIST training images (one sweep)")
             where = mnist_dir(self.data_dir)
-            if not any((where / f"train-images-idx3-ubyte{z}").exists() for z in ("", ".gz")):
+            if not mnist_present(where):
                 raise ConfigError(f"{path}.data_dir", f"data = {self.data!r} needs the MNIST IDX "
                                   f"files, not found in {where} (set {path}.data_dir or "
                                   "$MPCBANDIT_DATA)")
