@@ -3,8 +3,8 @@
 Every computing party asks for the same batches in the same order (they run the same ops);
 the dealer makes batch k on the first request for it, hands each party its seed (and the
 corrections to the party that has received the fewest correction bytes so far) and checks that
-every party's k-th request names the same kind, params and size. Each batch uses fresh seeds from the dealer's PRG, so no material is ever
-handed out twice. Errors (material exhausted, mismatching requests) go back to the asking
+every party's k-th request names the same kind, params and size. Each batch uses fresh seeds
+from the dealer's PRG, so no material is ever handed out twice. Errors (material exhausted, mismatching requests) go back to the asking
 party as ``{"error": ...}`` and that party raises.
 """
 
