@@ -83,10 +83,11 @@ KINDS: dict[str, Kind] = {
                                    Component("b", tuple(sy), "A", True),
                                    Component("c", _matmul_shape(sx, sy), "A", False)],
                    lambda p, f, s, prg, u: {"c": _aligned(np.matmul, f["a"], f["b"])}),
-    # triple for M v with M symmetric, given by its upper triangles sx = (..., E), v of sy = (..., D)
+    # triple for M v, M symmetric given by its upper triangles (sx = (..., E)), v of sy = (..., D)
     "symmatvec": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
                                       Component("b", tuple(sy), "A", True),
-                                      Component("c", _vector_pair_shape(sx, sy, sy[-1]), "A", False)],
+                                      Component("c", _vector_pair_shape(sx, sy, sy[-1]), "A",
+                                                False)],
                       lambda p, f, s, prg, u: {"c": _aligned(sym_matvec, f["a"], f["b"])}),
     # triple for the upper triangle of p qᵀ, p of sx = (..., D), q of sy = (..., D)
     "outer_upper": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),

@@ -4,8 +4,8 @@ Every computing party asks for the same batches in the same order (they run the 
 the dealer makes batch k on the first request for it, hands each party its seed (and the
 corrections to the party that has received the fewest correction bytes so far) and checks that
 every party's k-th request names the same kind, params and size. Each batch uses fresh seeds
-from the dealer's PRG, so no material is ever handed out twice. Errors (material exhausted, mismatching requests) go back to the asking
-party as ``{"error": ...}`` and that party raises.
+from the dealer's PRG, so no material is ever handed out twice. Errors (material exhausted,
+mismatching requests) go back to the asking party as ``{"error": ...}`` and that party raises.
 """
 
 from __future__ import annotations

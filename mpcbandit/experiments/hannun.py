@@ -65,9 +65,18 @@ def _eta_sweep(kind: str, arms: int, steps: int, runs: int) -> list[tuple[float,
             for eps in EPSILONS]
 
 
-def _eta_curve(label: str, points: list[tuple[float, float]]) -> Curve:
-    finite = [(e, r) for e, r in points if math.isfinite(e)]
-    return Curve(label, [e for e, _ in finite], [r for _, r in finite])
+def _eta_figure(out: Output, stem: str, column: str, cases: list[tuple[int, str, int, int]],
+                kind: str, runs: int, title: str) -> None:
+    """Reward against η, one curve per case (value, label, arms, steps): table and figure
+    (η = ∞, ε = 0, in the table only)."""
+    rows, curves = [], []
+    for value, label, arms, steps in cases:
+        points = _eta_sweep(kind, arms, steps, runs)
+        rows += [[value, eta, r] for eta, r in points]
+        finite = [(e, r) for e, r in points if math.isfinite(e)]
+        curves.append(Curve(label, [e for e, _ in finite], [r for _, r in finite]))
+    out.table(stem, [column, "eta", "average_reward"], rows, title)
+    out.figure(stem, [Panel("", "η = log(|A|/ε)", "average reward", curves, logx=False)], title)
 
 
 @experiment_command("hannun-1", "MNIST, 60,000 steps, 10 runs")
@@ -75,8 +84,9 @@ def _eta_curve(label: str, points: list[tuple[float, float]]) -> Curve:
 @sized_option("--runs", int, 2, 10, "Runs per ε, averaged (seeds 0..runs-1)")
 @data_option
 def figure_1(out: Output, paper: bool, steps: int, runs: int, data: str | None) -> None:
-    """Hannun et al. (2019) Figure 1: average reward during training for ε ∈ {0, 0.01, 0.1, 0.5}, |A| = 10, mean over
-    runs (band: standard deviation over runs). Writes hannun_fig1.csv/.md/.png."""
+    """Hannun et al. (2019) Figure 1: average reward during training for ε ∈ {0, 0.01, 0.1,
+    0.5}, |A| = 10, mean over runs (band: standard deviation over runs). Writes
+    hannun_fig1.csv/.md/.png."""
     kind = _data(data)
     window = max(1, steps // 50)
     xs = np.arange(window, steps + 1, window)
@@ -98,18 +108,12 @@ def figure_1(out: Output, paper: bool, steps: int, runs: int, data: str | None) 
 @sized_option("--runs", int, 2, 5, "Runs per point, averaged")
 @data_option
 def figure_2(out: Output, paper: bool, sizes: list[int], runs: int, data: str | None) -> None:
-    """Hannun et al. (2019) Figure 2: average reward against η = log(|A|/ε) for several data set sizes T, |A| = 10
-    (ε = 0, η = ∞, is in the table, not on the axis). Writes hannun_fig2.csv/.md/.png."""
+    """Hannun et al. (2019) Figure 2: average reward against η = log(|A|/ε) for several data
+    set sizes T, |A| = 10 (ε = 0, η = ∞, is in the table, not on the axis). Writes
+    hannun_fig2.csv/.md/.png."""
     kind = _data(data)
-    rows, curves = [], []
-    for steps in sizes:
-        points = _eta_sweep(kind, 10, steps, runs)
-        rows += [[steps, eta, r] for eta, r in points]
-        curves.append(_eta_curve(f"T = {steps:,}", points))
-    title = f"Hannun et al. Fig. 2: reward against η ({kind}, |A| = 10, {_runs(runs)})"
-    out.table("hannun_fig2", ["T", "eta", "average_reward"], rows, title)
-    out.figure("hannun_fig2", [Panel("", "η = log(|A|/ε)", "average reward", curves, logx=False)],
-               title)
+    _eta_figure(out, "hannun_fig2", "T", [(t, f"T = {t:,}", 10, t) for t in sizes], kind, runs,
+                f"Hannun et al. Fig. 2: reward against η ({kind}, |A| = 10, {_runs(runs)})")
 
 
 @experiment_command("hannun-5", "|A| ∈ {10, 20, 40, 80}, 60,000 steps, 5 runs")
@@ -119,16 +123,10 @@ def figure_2(out: Output, paper: bool, sizes: list[int], runs: int, data: str | 
 @data_option
 def figure_5(out: Output, paper: bool, arms: list[int], steps: int, runs: int,
              data: str | None) -> None:
-    """Hannun et al. (2019) Figure 5: average reward against η for several arm counts; with MNIST the arms are
-    K-means clusters of its features with Bernoulli rewards (σ = 1/2), as in the paper.
-    Writes hannun_fig5.csv/.md/.png."""
+    """Hannun et al. (2019) Figure 5: average reward against η for several arm counts; with
+    MNIST the arms are K-means clusters of its features with Bernoulli rewards (σ = 1/2), as in
+    the paper. Writes hannun_fig5.csv/.md/.png."""
     kind = "kmeans" if _data(data) == "mnist" else "synthetic"
-    rows, curves = [], []
-    for a in arms:
-        points = _eta_sweep(kind, a, steps, runs)
-        rows += [[a, eta, r] for eta, r in points]
-        curves.append(_eta_curve(f"|A| = {a}", points))
-    title = f"Hannun et al. Fig. 5: reward against η ({kind}, {steps:,} steps, {_runs(runs)})"
-    out.table("hannun_fig5", ["arms", "eta", "average_reward"], rows, title)
-    out.figure("hannun_fig5", [Panel("", "η = log(|A|/ε)", "average reward", curves, logx=False)],
-               title)
+    _eta_figure(out, "hannun_fig5", "arms", [(a, f"|A| = {a}", a, steps) for a in arms], kind,
+                runs, f"Hannun et al. Fig. 5: reward against η ({kind}, {steps:,} steps, "
+                      f"{_runs(runs)})")

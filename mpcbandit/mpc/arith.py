@@ -106,9 +106,9 @@ def bilinear(eng, op: str, x: AShare, y: AShare, rescale: bool = True):
     else:
         raise ValueError(f"unknown bilinear op {op!r}")
     eps, dlt = yield from open_values(eng, [xv - a, yv - b])
-    z = c + f(eps, b) + f(a, dlt)
-    if eng.lead:
-        z += f(eps, dlt)
+    # xy = c + f(eps, b) + f(a, dlt) + f(eps, dlt); the lead adds the public term, and
+    # f(eps, b) + f(eps, dlt) = f(eps, b + dlt) by bilinearity (exact mod 2^64): one product less
+    z = c + f(eps, b + dlt if eng.lead else b) + f(a, dlt)
     if squeeze:
         z = z.squeeze(axis=squeeze)
     out = AShare(z, x.frac + y.frac, eng.lead)
