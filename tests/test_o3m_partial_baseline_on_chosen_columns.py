@@ -5,8 +5,8 @@ from pathlib import Path
 
 import numpy as np
 
-from conftest import load_script
 from mpcbandit.config import load_config
+from mpcbandit.experiments.o3m import random_user_columns
 from mpcbandit.protocols.o3m import plaintext_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ def test_other_columns_give_another_run():
 
 
 def test_random_partitions_take_whole_user_features():
-    pick = load_script("fig_o3m_6_partial").random_user_columns
+    pick = random_user_columns
     rng = np.random.default_rng(0)
     draws = [pick(rng, 0.2) for _ in range(5)]
     for cols in draws:

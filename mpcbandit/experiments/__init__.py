@@ -16,9 +16,14 @@ FIGURES = {
     "hannun-2": "mpcbandit.experiments.hannun:figure_2",
     "hannun-5": "mpcbandit.experiments.hannun:figure_5",
     "jdp": "mpcbandit.experiments.jdp:figure",
+    "o3m-4": "mpcbandit.experiments.o3m:figure_4",
+    "o3m-5": "mpcbandit.experiments.o3m_cost:figure_5",
+    "o3m-6": "mpcbandit.experiments.o3m:figure_6",
 }
 
 #: `mpcbandit bench NAME` -> "module:command"
 BENCHES = {
     "dp-processes": "mpcbandit.experiments.dp_processes:bench",
+    "o3m-round-time": "mpcbandit.experiments.o3m_cost:round_time",
+    "o3m-table-c3": "mpcbandit.experiments.o3m_table_c3:table_c3",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import re
 import textwrap
 import time
 from dataclasses import dataclass
@@ -16,8 +17,8 @@ import numpy as np
 
 from mpcbandit.files import default_run_dir
 
-__all__ = ["Curve", "Output", "Panel", "experiment_command", "float_list", "int_list",
-           "curve_labels", "machine_load", "plot_panels", "sized_option", "spans_decades"]
+__all__ = ["Curve", "Output", "Panel", "experiment_command", "float_list", "int_list", "str_list",
+           "curve_labels", "machine_load", "or_dash", "plot_panels", "sized_option", "spans_decades"]
 
 
 def experiment_command(name: str, paper_sizes: str):
@@ -85,6 +86,7 @@ def _list_of(kind: type, metavar: str):
 #: option types for lists given as 1,2,4 (one option, one value, as in a shell history)
 int_list = _list_of(int, "INT,...")
 float_list = _list_of(float, "FLOAT,...")
+str_list = _list_of(str, "NAME,...")
 
 
 class Output:
@@ -117,9 +119,18 @@ class Output:
 
 
 def _cell(v) -> str:
+    if v is None:  # not measured at this row (the CSV leaves it empty too)
+        return ""
     if isinstance(v, float):
         return "" if np.isnan(v) else f"{v:.4g}"
     return str(v).replace("|", "\\|")
+
+
+def or_dash(v: float | None, spec: str) -> str:
+    """v formatted by spec ("9.3f", "6g"), or a dash as wide where it was not measured."""
+    if v is not None:
+        return format(v, spec)
+    return format("-", ">" + re.match(r"\d*", spec).group())
 
 
 def machine_load() -> str:

@@ -1,5 +1,6 @@
-"""Table C.3 of Cao et al. 2023: seconds to compute the bandit statistic with O3M, Paillier HE,
-MPC and DP, small (d = 100, K = 20, M = 5) and large (d = 500, K = 10, M = 500) settings.
+"""Cao et al. (2023), Table C.3 as `mpcbandit bench o3m-table-c3`: seconds to compute the
+bandit statistic with O3M, Paillier HE, MPC and DP, small (d = 100, K = 20, M = 5) and large
+(d = 500, K = 10, M = 500) settings.
 
 The statistic: the K LinUCB values x^T theta + beta ||x||_{V^-1} of one round, from the M
 participants' local context slices and the AP's state (V^-1, theta after 50 observations).
@@ -26,35 +27,34 @@ product per arm (O3M: Q x~^j; DP: its noisy x~^j times V^-1, which the AP sums),
 The paper does not say how it computed the statistic; its O3M and DP times grow 1,213x and
 1,296x from small to large, as K M d^2 does (1,250x), where K d^2 grows 12.5x: the per
 participant shape is our reading of what it timed. Both columns, and each one's growth.
-Writes table_c3.csv.
-
-    python scripts/bench_o3m_table_c3.py                  # both settings
-    python scripts/bench_o3m_table_c3.py --settings small --he-rows 10
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import sys
 import time
-from pathlib import Path
 
+import click
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mpcbandit.bandits.linear import LinearBandit, ucb_scores  # noqa: E402
-from mpcbandit.crypto.orthogonal_mask import (  # noqa: E402
+from mpcbandit.bandits.linear import LinearBandit, ucb_scores
+from mpcbandit.crypto.orthogonal_mask import (
     block_offsets,
     column_blocks,
     haar_orthogonal,
     prg_normal,
 )
-from mpcbandit.mpc.prg import Prg  # noqa: E402
-from mpcbandit.net.netspec import NET_PRESETS  # noqa: E402
-from mpcbandit.results import write_csv  # noqa: E402
+from mpcbandit.experiments.common import (
+    Output,
+    experiment_command,
+    machine_load,
+    or_dash,
+)
+from mpcbandit.mpc.prg import Prg
+from mpcbandit.net.netspec import NET_PRESETS
+
+__all__ = ["table_c3", "setting_data", "o3m_statistic", "dp_statistic", "dp_per_participant",
+           "he_statistic", "he_check_tiny", "mpc_statistic"]
 
 SETTINGS = {"small": (100, 20, 5), "large": (500, 10, 500)}
 PAPER = {"small": {"O3M": 0.006, "HE": 1190.0, "MPC": 2.282, "DP": 0.005},
@@ -141,7 +141,8 @@ def dp_per_participant(x, partition, bandit, repeats: int) -> tuple[float, float
             z[:, a:b] += SIGMA * prg_normal(prg, (x.shape[0], b - a))
             noisy_x += z
             noisy_xv += z @ v_inv
-        return noisy_x @ theta + BETA * np.sqrt(np.maximum(np.einsum("kd,kd->k", noisy_xv, noisy_x), 0))
+        quad = np.einsum("kd,kd->k", noisy_xv, noisy_x)
+        return noisy_x @ theta + BETA * np.sqrt(np.maximum(quad, 0))
 
     sec, scores = timed(run, repeats)
     return sec, float(np.abs(scores - ucb_scores(x, theta, v_inv, BETA)).max())
@@ -300,8 +301,8 @@ def mpc_statistic(x, partition, bandit, trunc: str = "auto"):
         def run(chan):
             eng = Engine(chan, MPC_PARTIES)
             if j == 0:
-                eng.together(eng.op.input(bandit.v_inv, "part.0"), eng.op.input(bandit.theta, "part.0"),
-                             label="setup")
+                eng.together(eng.op.input(bandit.v_inv, "part.0"),
+                             eng.op.input(bandit.theta, "part.0"), label="setup")
             eng.together(eng.op.input(slices[j], holders[j]), label="input")
             if j == 0:
                 return eng.open_to(None, "part.0")
@@ -317,87 +318,112 @@ def mpc_statistic(x, partition, bandit, trunc: str = "auto"):
     err = float(np.abs(results["part.0"] - ucb_scores(x, bandit.theta, bandit.v_inv, BETA)).max())
     one_way, bandwidth = NET_PRESETS["lan"]
     lan = clock["rounds"] * 2 * one_way + clock["bytes"] / bandwidth
-    note = (f"2 computing parties + dealer, {len(holders)} input holders, threads in one process, "
-            f"no network: {clock['rounds']} online rounds (+{clock['dealer_rounds']} with the dealer), "
-            f"{clock['bytes'] / 1e6:.2f} MB online at compute.0, "
-            f"fixed point L = 20, truncation {trunc}, max |error| {err:.1e}; on a LAN add ~{lan:.3f} s "
+    note = (f"2 computing parties + dealer, {len(holders)} input holders, threads in one "
+            f"process, no network: {clock['rounds']} online rounds (+{clock['dealer_rounds']} "
+            f"with the dealer), {clock['bytes'] / 1e6:.2f} MB online at compute.0, fixed point "
+            f"L = 20, truncation {trunc}, max |error| {err:.1e}; on a LAN add ~{lan:.3f} s "
             f"(rounds x RTT + bytes / bandwidth)")
     return clock["s"], err, note
 
 
-# ---------------------------------------------------------------- main
+# ---------------------------------------------------------------- the command
+
+COLUMNS = ["setting", "d", "K", "M", "o3m_s", "o3m_error", "o3m_per_participant_s",
+           "o3m_per_participant_error", "dp_per_participant_s", "he_s", "he_note", "mpc_s",
+           "mpc_error", "mpc_note", "dp_s", "dp_error", "paper_o3m_s", "paper_he_s",
+           "paper_mpc_s", "paper_dp_s"]
 
 
-def main(argv: list[str] | None = None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--settings", default="small,large")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--he-rows", type=int, default=None,
-                    help="rows of V^-1 x computed under HE (default: all for small, 20 for large)")
-    ap.add_argument("--no-he", action="store_true")
-    ap.add_argument("--mpc-trunc", default="auto", choices=("auto", "local", "paper", "exact"),
-                    help="MPC truncation (auto = the engine's default, local for 2 parties: "
-                         "1-round products, rare wrap failures; exact: none, 7 rounds)")
-    ap.add_argument("--out", type=Path, default=Path("runs/o3m-table-c3"))
-    args = ap.parse_args(argv)
-    load = os.getloadavg()
-    print(f"Table C.3: seconds for one round's bandit statistic (K UCB values), "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    if not args.no_he:
-        print(f"HE pipeline check at d = 6, K = 3: max |error| {he_check_tiny():.1e}")
-    rows = []
-    for name in args.settings.split(","):
-        d, k, m = SETTINGS[name]
-        x, partition, bandit = setting_data(d, k, m)
-        o3m_s, o3m_err = o3m_statistic(x, partition, bandit, args.repeats)
-        dp_s, dp_err = dp_statistic(x, partition, bandit, args.repeats)
-        o3m_pp_s, o3m_pp_err = o3m_statistic(x, partition, bandit, args.repeats, per_participant=True)
-        dp_pp_s, _ = dp_per_participant(x, partition, bandit, args.repeats)
-        mpc_s, mpc_err, mpc_note = mpc_statistic(x, partition, bandit, args.mpc_trunc)
-        if args.no_he:
-            he_s, he_note = None, "skipped (--no-he)"
-        else:
-            he_rows = args.he_rows or (d if name == "small" else 20)
-            he_s, _, he_note = he_statistic(x, partition, bandit, he_rows)
-        rows.append({"setting": name, "d": d, "K": k, "M": m, "o3m_s": o3m_s, "o3m_error": o3m_err,
-                     "o3m_per_participant_s": o3m_pp_s, "o3m_per_participant_error": o3m_pp_err,
-                     "dp_per_participant_s": dp_pp_s,
-                     "he_s": he_s, "he_note": he_note, "mpc_s": mpc_s, "mpc_error": mpc_err,
-                     "mpc_note": mpc_note, "dp_s": dp_s, "dp_error": dp_err,
-                     **{f"paper_{k2.lower()}_s": v for k2, v in PAPER[name].items()}})
-    fmt = lambda v, f: format(v, f) if v is not None else "-"  # noqa: E731
-    print(f"{'setting':<8} {'d':>4} {'K':>3} {'M':>4} {'O3M s':>10} {'HE s':>10} {'MPC s':>10} "
-          f"{'DP s':>10} | paper: {'O3M':>6} {'HE':>6} {'MPC':>6} {'DP':>6}")
+def measure_setting(name: str, repeats: int, he_rows: int | None, he: bool,
+                    mpc_trunc: str) -> dict:
+    """One setting's row: every method's seconds and error, and the paper's seconds."""
+    d, k, m = SETTINGS[name]
+    x, partition, bandit = setting_data(d, k, m)
+    o3m_s, o3m_err = o3m_statistic(x, partition, bandit, repeats)
+    dp_s, dp_err = dp_statistic(x, partition, bandit, repeats)
+    o3m_pp_s, o3m_pp_err = o3m_statistic(x, partition, bandit, repeats, per_participant=True)
+    dp_pp_s, _ = dp_per_participant(x, partition, bandit, repeats)
+    mpc_s, mpc_err, mpc_note = mpc_statistic(x, partition, bandit, mpc_trunc)
+    he_s, he_note = None, "skipped (--no-he)"
+    if he:
+        he_s, _, he_note = he_statistic(x, partition, bandit,
+                                        he_rows or (d if name == "small" else 20))
+    return {"setting": name, "d": d, "K": k, "M": m, "o3m_s": o3m_s, "o3m_error": o3m_err,
+            "o3m_per_participant_s": o3m_pp_s, "o3m_per_participant_error": o3m_pp_err,
+            "dp_per_participant_s": dp_pp_s, "he_s": he_s, "he_note": he_note, "mpc_s": mpc_s,
+            "mpc_error": mpc_err, "mpc_note": mpc_note, "dp_s": dp_s, "dp_error": dp_err,
+            **{f"paper_{key.lower()}_s": v for key, v in PAPER[name].items()}}
+
+
+def _echo(rows: list[dict]) -> None:
+    click.echo(f"{'setting':<8} {'d':>4} {'K':>3} {'M':>4} {'O3M s':>10} {'HE s':>10} "
+               f"{'MPC s':>10} {'DP s':>10} | paper: {'O3M':>6} {'HE':>6} {'MPC':>6} {'DP':>6}")
     for r in rows:
         p = PAPER[r["setting"]]
-        print(f"{r['setting']:<8} {r['d']:>4} {r['K']:>3} {r['M']:>4} {r['o3m_s']:>10.5f} "
-              f"{fmt(r['he_s'], '10.1f'):>10} {fmt(r['mpc_s'], '10.4f'):>10} {r['dp_s']:>10.5f} | "
-              f"       {p['O3M']:>6} {fmt(p['HE'], '6g'):>6} {p['MPC']:>6} {p['DP']:>6}")
-    print("the paper's shape (each participant a d x d product per arm, K M d^2 in all):")
+        click.echo(f"{r['setting']:<8} {r['d']:>4} {r['K']:>3} {r['M']:>4} {r['o3m_s']:>10.5f} "
+                   f"{or_dash(r['he_s'], '10.1f')} {or_dash(r['mpc_s'], '10.4f')} "
+                   f"{r['dp_s']:>10.5f} | "
+                   f"       {p['O3M']:>6} {or_dash(p['HE'], '6g')} {p['MPC']:>6} {p['DP']:>6}")
+    click.echo("the paper's shape (each participant a d x d product per arm, K M d^2 in all):")
     for r in rows:
         p = PAPER[r["setting"]]
-        print(f"{r['setting']:<8} O3M {r['o3m_per_participant_s']:.5f} s (paper {p['O3M']}), "
-              f"DP {r['dp_per_participant_s']:.5f} s (paper {p['DP']}); "
-              f"O3M max |error| {r['o3m_per_participant_error']:.1e}")
+        click.echo(f"{r['setting']:<8} O3M {r['o3m_per_participant_s']:.5f} s (paper "
+                   f"{p['O3M']}), DP {r['dp_per_participant_s']:.5f} s (paper {p['DP']}); "
+                   f"O3M max |error| {r['o3m_per_participant_error']:.1e}")
     if len(rows) == 2:
         small, large = rows
-        grow = lambda key: large[key] / small[key]  # noqa: E731
-        print(f"large / small: O3M {grow('o3m_s'):.0f}x vectorised, {grow('o3m_per_participant_s'):.0f}x "
-              f"per participant, paper {PAPER['large']['O3M'] / PAPER['small']['O3M']:.0f}x; "
-              f"DP {grow('dp_s'):.0f}x, {grow('dp_per_participant_s'):.0f}x, "
-              f"paper {PAPER['large']['DP'] / PAPER['small']['DP']:.0f}x "
-              f"(K M d^2 grows {10 * 500 * 500**2 / (20 * 5 * 100**2):.0f}x, K d^2 "
-              f"{10 * 500**2 / (20 * 100**2):.1f}x)")
+
+        def grow(key: str) -> float:
+            return large[key] / small[key]
+
+        click.echo(f"large / small: O3M {grow('o3m_s'):.0f}x vectorised, "
+                   f"{grow('o3m_per_participant_s'):.0f}x per participant, paper "
+                   f"{PAPER['large']['O3M'] / PAPER['small']['O3M']:.0f}x; DP {grow('dp_s'):.0f}x, "
+                   f"{grow('dp_per_participant_s'):.0f}x, paper "
+                   f"{PAPER['large']['DP'] / PAPER['small']['DP']:.0f}x (K M d^2 grows "
+                   f"{10 * 500 * 500**2 / (20 * 5 * 100**2):.0f}x, K d^2 "
+                   f"{10 * 500**2 / (20 * 100**2):.1f}x)")
     for r in rows:
-        print(f"{r['setting']}: O3M max |error| {r['o3m_error']:.1e} (lossless); "
-              f"DP max |error| {r['dp_error']:.2f} (eps={EPS:g}, delta={DELTA:g}); HE: {r['he_note']}; "
-              f"MPC: {r['mpc_note']}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "table_c3.csv"
-    write_csv(path, rows)
-    print(f"wrote {path}")
-    return rows
+        click.echo(f"{r['setting']}: O3M max |error| {r['o3m_error']:.1e} (lossless); DP max "
+                   f"|error| {r['dp_error']:.2f} (eps={EPS:g}, delta={DELTA:g}); HE: "
+                   f"{r['he_note']}; MPC: {r['mpc_note']}")
 
 
-if __name__ == "__main__":
-    main()
+@experiment_command("o3m-table-c3", "both settings, HE on 1 row of V^-1 x per arm (about 10 "
+                                    "minutes: HE dominates)")
+@click.option("--settings", type=click.Choice(list(SETTINGS)), multiple=True,
+              default=list(SETTINGS), help="Settings to time (repeat the option for several).")
+@click.option("--repeats", type=click.IntRange(min=1), default=5,
+              help="Timed repetitions per method; the median is kept.")
+@click.option("--he-rows", type=click.IntRange(min=1), default=None, show_default=False,
+              help="Rows of V^-1 x computed under HE per arm  [default: all for small, 20 for "
+                   "large; --paper: 1]")
+@click.option("--no-he", is_flag=True, help="Skip Paillier (minutes per setting).")
+@click.option("--mpc-trunc", type=click.Choice(["auto", "local", "paper", "exact"]),
+              default="auto", help="MPC truncation (auto: the engine's default, local for 2 "
+                                   "parties: 1-round products, rare wrap failures; exact: none, "
+                                   "7 rounds).")
+def table_c3(out: Output, paper: bool, settings: tuple[str, ...], repeats: int,
+             he_rows: int | None, no_he: bool, mpc_trunc: str) -> None:
+    """Cao et al. (2023), Table C.3: seconds to compute one round's bandit statistic (the K
+    LinUCB values) with O3M, Paillier HE, MPC and DP, beside the paper's seconds.
+
+    Small (d = 100, K = 20, M = 5) and large (d = 500, K = 10, M = 500) settings. Every party's
+    computation on this one process (no network); each method's error against the plaintext
+    statistic is written beside its time. Two shapes for O3M and DP: ours (vectorised: each
+    participant masks its K x d_j slice, K d^2 in all) and the paper's reading (per participant:
+    a zero-padded d-vector times a d x d matrix per arm, K M d^2 in all). The paper does not say
+    how it computed the statistic; its O3M and DP times grow ~1,250x from small to large, as
+    K M d^2 does. HE runs a fraction of the arms and rows and extrapolates each phase in its
+    operation count (said in the output); MPC is the project's engine with 2 computing parties
+    and a dealer, as threads. Writes table_c3 (.csv, .md).
+    """
+    he_rows = he_rows or (1 if paper else None)
+    click.echo(f"Table C.3: seconds for one round's bandit statistic (K UCB values), "
+               f"{machine_load()}")
+    if not no_he:
+        click.echo(f"HE pipeline check at d = 6, K = 3: max |error| {he_check_tiny():.1e}")
+    rows = [measure_setting(name, repeats, he_rows, not no_he, mpc_trunc) for name in settings]
+    _echo(rows)
+    out.table("table_c3", COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
+              f"O3M Table C.3: seconds for one round's statistic ({machine_load()})")
