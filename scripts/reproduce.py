@@ -25,6 +25,7 @@ import csv
 import datetime
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -422,22 +423,23 @@ ROWS: tuple[Row, ...] = (
     Row("samba-8c", SAMBA, "Figure 8 (c) cumulative rewards",
         "N = 5·10⁴ … 10⁵, K = 100, MovieLens and Jester, six algorithms",
         "secure = non-secure (Theorem 2); Thompson best on both",
-        "bench_samba.py", "rewards.csv", ("--n-list", "--k-list", "--reward-n", "10000"),
-        ("--n-list", "--k-list", "--reward-n", "100000"),
+        "mpcbandit figure samba-8", "rewards.csv", ("--n-list", "", "--k-list", "", "--reward-n", "10000"),
+        ("--n-list", "", "--k-list", "", "--reward-n", "100000"),
         "N = 10⁴, K = 100", "N = 10⁵, K = 100",
-        ours_samba_rewards, (),
+        ours_samba_rewards, ("samba_fig8_movielens.png", "samba_fig8_jester.png"),
         "An audit of the authors' prototype (not repeated here) found its Thompson rewards about 1 % "
         "off ours at N = 10⁵ because it reseeds its generator identically before every arm's Beta "
         "draw; we do not copy that. Which algorithm is best depends on N and the dataset."),
     Row("samba-8ab", SAMBA, "Figure 8 (a, b) time",
         "one process, every party's computation, N = 10⁵, K = 10 … 100",
         "K = 10: 92–109 s; K = 100: 808–976 s (Pursuit 190 s, 1,688 s)",
-        "bench_samba.py", "times.csv", ("--datasets", "movielens", "--algorithms", "ucb", "--n-list", "--k-list", "10", "100",
-                           "--n-for-k", "1100", "--reward-n", "0"),
-        ("--datasets", "movielens", "--algorithms", "ucb", "thompson", "--n-list", "--k-list", "10", "100",
+        "mpcbandit figure samba-8", "times.csv",
+        ("--datasets", "movielens", "--algorithms", "ucb", "--n-list", "", "--k-list", "10,100",
+         "--n-for-k", "1100", "--reward-n", "0"),
+        ("--datasets", "movielens", "--algorithms", "ucb,thompson", "--n-list", "", "--k-list", "10,100",
          "--n-for-k", "5100", "--reward-n", "0"),
         "UCB, N = 1,100, extrapolated to 10⁵", "UCB and Thompson, N = 5,100, extrapolated to 10⁵",
-        ours_samba_times, (),
+        ours_samba_times, ("samba_fig8_movielens.png",),
         "The paper's quantity is every party in one process; ours is also measured with every party "
         "its own process, beside a bare pyzmq relay of the same messages (the transport's floor)."),
     Row("hannun-1", HANNUN, "Figure 1 (reward during training)",
@@ -518,8 +520,8 @@ def command(row: Row, tier: str, out: Path) -> list[str]:
 def shown(cmd: list[str]) -> str:
     """A command as a reader would type it from the repository root (without the output option)."""
     if cmd[1] == "-m":
-        return " ".join(cmd[2:-2])
-    return " ".join(["python", f"scripts/{Path(cmd[1]).name}", *cmd[2:-2]])
+        return shlex.join(cmd[2:-2])
+    return shlex.join(["python", f"scripts/{Path(cmd[1]).name}", *cmd[2:-2]])
 
 
 def run_row(row: Row, tier: str, out: Path, timeout: float) -> dict:

@@ -19,6 +19,7 @@ FIGURES = {
     "o3m-4": "mpcbandit.experiments.o3m:figure_4",
     "o3m-5": "mpcbandit.experiments.o3m_cost:figure_5",
     "o3m-6": "mpcbandit.experiments.o3m:figure_6",
+    "samba-8": "mpcbandit.experiments.samba:figure_8",
 }
 
 #: `mpcbandit bench NAME` -> "module:command"
@@ -26,4 +27,5 @@ BENCHES = {
     "dp-processes": "mpcbandit.experiments.dp_processes:bench",
     "o3m-round-time": "mpcbandit.experiments.o3m_cost:round_time",
     "o3m-table-c3": "mpcbandit.experiments.o3m_table_c3:table_c3",
+    "samba-relay": "mpcbandit.experiments.samba_relay:bench",
 }

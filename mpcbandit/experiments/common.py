@@ -17,8 +17,9 @@ import numpy as np
 
 from mpcbandit.files import default_run_dir
 
-__all__ = ["Curve", "Output", "Panel", "experiment_command", "float_list", "int_list", "str_list",
-           "curve_labels", "machine_load", "or_dash", "plot_panels", "sized_option", "spans_decades"]
+__all__ = ["Curve", "Output", "Panel", "experiment_command", "float_list", "int_list",
+           "str_list", "curve_labels", "machine_load", "or_dash", "plot_panels", "sized_option",
+           "spans_decades"]
 
 
 def experiment_command(name: str, paper_sizes: str):
@@ -193,10 +194,11 @@ def plot_panels(path: Path, panels: Sequence[Panel], title: str) -> bool:
                     ax.errorbar(x, y, yerr=err, fmt="none", ecolor=line.get_color(), capsize=3)
         xs = np.concatenate([np.asarray(c.x, float) for c in panel.curves])
         ys = np.concatenate([np.asarray(c.y, float) for c in panel.curves])
-        if panel.logx if panel.logx is not None else spans_decades(xs):
-            ax.set_xscale("log")
-        if panel.logy if panel.logy is not None else spans_decades(ys):
-            ax.set_yscale("log")
+        for axis, log, values in (("x", panel.logx, xs), ("y", panel.logy, ys)):
+            if log if log is not None else spans_decades(values):
+                getattr(ax, f"set_{axis}scale")("log")
+            else:  # 10^4 and above as a power of ten: long tick labels run into each other
+                ax.ticklabel_format(axis=axis, style="sci", scilimits=(-3, 4))
         ax.set_title(panel.title, fontsize=9)
         ax.set(xlabel=panel.xlabel, ylabel=panel.ylabel)
         if panel.note:  # under the axes, where no curve can hide it

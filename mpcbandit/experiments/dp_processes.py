@@ -40,7 +40,7 @@ def bench(out: Output, paper: bool, agents: list[int], horizon: int) -> None:
     machine: the load average is printed and written beside the times. Writes
     bench_dp_processes (.csv, .md).
     """
-    t = horizon
+    t, load = horizon, machine_load()  # the load before the runs: their processes raise it
     runs = [("jdp", 1, "jdp-synthetic.toml", [f"jdp.horizon={t}"])]
     for m in agents:
         runs.append(("feducb-central", m, "feducb-synthetic.toml",
@@ -58,4 +58,4 @@ def bench(out: Output, paper: bool, agents: list[int], horizon: int) -> None:
         rows.append(row)
         click.echo(" ".join(f"{v:>16}" for v in row))
     out.table("bench_dp_processes", COLUMNS, rows,
-              f"DP protocols as real processes, T = {t} ({machine_load()})")
+              f"DP protocols as real processes, T = {t} ({load} at the start)")

@@ -154,6 +154,7 @@ def figure_5(out: Output, paper: bool, measure_ds: list[int], ks: list[int], rou
     block as sent) and our bytes of a short real O3M run (codec envelopes included) scaled to
     T, + the mask. Writes o3m_fig5 (.csv, .md, .png).
     """
+    load = machine_load()  # at the start, as every timed command reports it
     rows = []
     with one_blas_thread() as pool:
         for k in ks:
@@ -174,7 +175,7 @@ def figure_5(out: Output, paper: bool, measure_ds: list[int], ks: list[int], rou
                         "comm_gb_paper": 8.0 * (STEPS * k * PARTIES * d + d * d) / 1e9,
                         "comm_gb_measured": sent / 1e9 if timed else None})
     out.table("o3m_fig5", COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
-              f"O3M Figure 5: M = {PARTIES}, T = {STEPS}; measured on {machine_load()}")
+              f"O3M Figure 5: M = {PARTIES}, T = {STEPS}; measured on {load} at the start")
     click.echo(f"{'alg':<7} {'K':>5} {'d':>5} {'counted':>9} {'measured':>9} {'O3M s':>10} "
                f"{'central s':>10} {'GB paper':>9} {'GB ours':>9}")
     for r in rows:
@@ -201,7 +202,7 @@ def figure_5(out: Output, paper: bool, measure_ds: list[int], ks: list[int], rou
               _ratio_curves(rows, "lints"), logx=True, logy=False),
         Panel(f"(c) the AP's traffic over T = {STEPS}", "d", "GB", comm, logx=True, logy=True)],
         f"O3M (Cao et al.) Figure 5: M = {PARTIES}, T = {STEPS}; measured: fastest of {rounds} "
-        f"alternating steps, one process, one BLAS thread ({machine_load()})")
+        f"alternating steps, one process, one BLAS thread ({load} at the start)")
 
 
 ROUND_COLUMNS = ["algorithm", "iterations", "parties", "net", "wall_s", "protocol_wall_s",
@@ -227,6 +228,7 @@ def round_time(out: Output, paper: bool, iterations: int, algorithms: list[str],
     bytes per step, and whether the arms equal the plaintext run's. Each run's own folder
     (summary, logs) is kept under --out. Writes round_time (.csv, .md).
     """
+    load = machine_load()  # before the runs: their own processes raise it
     unknown = sorted(set(algorithms) - {"linucb", "lints"})
     if unknown:
         raise click.BadParameter(f"unknown algorithm(s) {', '.join(unknown)} (linucb, lints)",
@@ -249,7 +251,7 @@ def round_time(out: Output, paper: bool, iterations: int, algorithms: list[str],
                      "same_arms": secure["series"]["arms"] == plain["series"]["arms"],
                      "max_theta_norm_diff": float(diff.max()),
                      "cumulative_regret": secure.get("cumulative_regret")})
-    click.echo(f"O3M, full multi-process protocol ({config_name}), {machine_load()}")
+    click.echo(f"O3M, full multi-process protocol ({config_name}), {load} at the start")
     click.echo(f"{'alg':<7} {'T':>5} {'procs':>5} {'wall s':>7} {'proto s':>8} {'s/step':>9} "
                f"{'plain s/st':>10} {'rounds/st':>9} {'KB/st':>7} {'same arms':>9} "
                f"{'max dnorm':>9}")
@@ -260,4 +262,4 @@ def round_time(out: Output, paper: bool, iterations: int, algorithms: list[str],
                    f"{r['rounds_per_iteration']:>9.2f} {r['bytes_per_iteration'] / 1e3:>7.1f} "
                    f"{str(r['same_arms']):>9} {r['max_theta_norm_diff']:>9.1e}")
     out.table("round_time", ROUND_COLUMNS, [[r[c] for c in ROUND_COLUMNS] for r in rows],
-              f"O3M as real processes ({config_name}, net {net}, {machine_load()})")
+              f"O3M as real processes ({config_name}, net {net}, {load} at the start)")

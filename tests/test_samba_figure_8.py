@@ -1,0 +1,50 @@
+"""`mpcbandit figure samba-8` at a tiny size: the three tables, the relay floor and the paper's
+quantity measured beside every secure point, and the figure; `bench samba-relay` alone."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from click.testing import CliRunner
+
+from mpcbandit.cli import main
+from mpcbandit.experiments.samba_relay import relay_ms_per_step
+
+
+def _rows(path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.slow
+def test_figure_8_writes_the_three_tables_beside_the_relay_floor_and_the_figure(tmp_path):
+    result = CliRunner().invoke(main, [
+        "figure", "samba-8", "--datasets", "synthetic", "--algorithms", "epsilon-greedy",
+        "--n-list", "30", "--k-list", "3,4", "--k-max", "3", "--n-for-k", "30",
+        "--reward-n", "50", "--paillier-bits", "256", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    times = _rows(tmp_path / "times.csv")
+    assert [(r["N"], r["K"]) for r in times] == [("30", "3"), ("30", "4")]
+    for row in times:
+        assert float(row["ms_per_step"]) > 0
+        # the floor and the paper's quantity are measured beside it, in the same run
+        assert float(row["relay_ms_per_step"]) > 0 and float(row["one_process_ms_per_step"]) > 0
+        assert float(row["vs_relay"]) == pytest.approx(
+            float(row["ms_per_step"]) / float(row["relay_ms_per_step"]))
+    assert {r["role"] for r in _rows(tmp_path / "shares.csv")} == {"controller", "comp", "do", "dc"}
+    assert [int(r["N"]) for r in _rows(tmp_path / "rewards.csv")][-1] == 50
+    for stem in ("times", "shares", "rewards"):
+        assert (tmp_path / f"{stem}.md").is_file()
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "samba_fig8_synthetic.png").stat().st_size > 1000
+
+
+def test_figure_8_names_an_unknown_algorithm(tmp_path):
+    result = CliRunner().invoke(main, ["figure", "samba-8", "--algorithms", "ucb,greedy",
+                                       "--out", str(tmp_path)])
+    assert result.exit_code != 0 and "unknown greedy" in result.output
+
+
+def test_samba_relay_times_a_tiny_relay():
+    assert relay_ms_per_step(arms=3, steps=20) > 0
