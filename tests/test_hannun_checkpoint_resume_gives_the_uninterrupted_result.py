@@ -34,7 +34,14 @@ def test_killed_secret_run_resumes_on_the_dealers_first_key(cli, tmp_path):
     """No other run shares a secret key; the resumed one equals the replay of its dealer's key
     step for step, which it could not if the dealer had drawn a new key."""
     resumed = kill_and_resume(cli, tmp_path, "dealer.0", "secret")
-    assert_matches_replay(resumed)  # a new key would agree on about (1 - eps) of the steps
+    assert_matches_replay(resumed, least=RESUMED_SECRET_AGREEMENT)
+
+
+#: between the two: a new key from the resume on agrees with the replay on 0.78-0.92 of the
+#: 600 steps (20 key pairs, the float64 reference spliced at step 275), the dealer's first key
+#: on 0.965 in the least of the runs seen (a near-tie taken the other way early diverges longer
+#: in a shorter run than SECRET_AGREEMENT's 1000 steps)
+RESUMED_SECRET_AGREEMENT = 0.94
 
 
 def kill_and_resume(cli, tmp_path, victim, exploration):
