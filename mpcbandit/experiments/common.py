@@ -15,11 +15,13 @@ from typing import Sequence
 import click
 import numpy as np
 
+from mpcbandit.config import Config, load_config
 from mpcbandit.files import default_run_dir
+from mpcbandit.launch import project_root
 
 __all__ = ["Curve", "Output", "Panel", "experiment_command", "float_list", "int_list",
-           "str_list", "curve_labels", "machine_load", "or_dash", "plot_panels", "sized_option",
-           "spans_decades"]
+           "str_list", "curve_labels", "machine_load", "mean_std", "or_dash", "plot_panels",
+           "shipped_config", "sized_option", "spans_decades", "thinned"]
 
 
 def experiment_command(name: str, paper_sizes: str):
@@ -97,6 +99,8 @@ class Output:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.written: list[str] = []
+        #: cores and load when the command started, for its titles (its own runs raise it later)
+        self.machine = f"{machine_load()} at the start"
 
     def table(self, stem: str, columns: Sequence[str], rows: Sequence[Sequence], title: str = "") -> Path:
         """Write rows as STEM.csv and STEM.md (a markdown table under `title`)."""
@@ -132,6 +136,21 @@ def or_dash(v: float | None, spec: str) -> str:
     if v is not None:
         return format(v, spec)
     return format("-", ">" + re.match(r"\d*", spec).group())
+
+
+def shipped_config(name: str, sets: Sequence[str] = ()) -> Config:
+    """A config shipped in configs/NAME, with KEY=VALUE overrides."""
+    return load_config(project_root() / "configs" / name, list(sets))
+
+
+def thinned(steps: int, points: int = 200) -> np.ndarray:
+    """About `points` step indices of 0 .. steps - 1, the first and the last among them."""
+    return np.unique(np.linspace(0, steps - 1, points).astype(int))
+
+
+def mean_std(runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and std (ddof 1) over runs (axis 0); std 0 for a single run."""
+    return runs.mean(0), (runs.std(0, ddof=1) if len(runs) > 1 else np.zeros(runs.shape[1:]))
 
 
 def machine_load() -> str:

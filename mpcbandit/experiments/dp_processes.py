@@ -6,15 +6,14 @@ import os
 
 import click
 
-from mpcbandit.config import load_config
 from mpcbandit.experiments.common import (
     Output,
     experiment_command,
     int_list,
-    machine_load,
+    shipped_config,
     sized_option,
 )
-from mpcbandit.launch import project_root, run_local
+from mpcbandit.launch import run_local
 
 __all__ = ["bench"]
 
@@ -24,8 +23,7 @@ COLUMNS = ["protocol", "agents", "processes", "T", "wall_s", "protocol_s", "s_pe
 
 def _run(config: str, sets: list[str], out) -> dict:
     """One real-process run of a shipped config; its summary."""
-    return run_local(load_config(project_root() / "configs" / config, sets), out,
-                     echo=lambda *_: None)
+    return run_local(shipped_config(config, sets), out, echo=lambda *_: None)
 
 
 @experiment_command("dp-processes", "M = 10, 20, 50, 100 agents, T = 1000")
@@ -40,7 +38,7 @@ def bench(out: Output, paper: bool, agents: list[int], horizon: int) -> None:
     machine: the load average is printed and written beside the times. Writes
     bench_dp_processes (.csv, .md).
     """
-    t, load = horizon, machine_load()  # the load before the runs: their processes raise it
+    t = horizon
     runs = [("jdp", 1, "jdp-synthetic.toml", [f"jdp.horizon={t}"])]
     for m in agents:
         runs.append(("feducb-central", m, "feducb-synthetic.toml",
@@ -58,4 +56,4 @@ def bench(out: Output, paper: bool, agents: list[int], horizon: int) -> None:
         rows.append(row)
         click.echo(" ".join(f"{v:>16}" for v in row))
     out.table("bench_dp_processes", COLUMNS, rows,
-              f"DP protocols as real processes, T = {t} ({load} at the start)")
+              f"DP protocols as real processes, T = {t} ({out.machine})")

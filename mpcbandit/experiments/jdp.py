@@ -18,7 +18,9 @@ from mpcbandit.experiments.common import (
     Panel,
     experiment_command,
     float_list,
+    mean_std,
     sized_option,
+    thinned,
 )
 
 __all__ = ["figure", "regret_curve", "spread"]
@@ -77,13 +79,13 @@ def _final(runs: list[np.ndarray | None]) -> float:
 def experiment(pool: ProcessPoolExecutor, sz: dict, out: Output) -> None:
     """Part (1): regret curves of the four learners at epsilon = 1, for each gap."""
     n = sz["horizon"]
-    t_idx = np.unique(np.linspace(0, n - 1, POINTS).astype(int))
+    t_idx = thinned(n, POINTS)
     rows, panels = [], []
     for gap in sz["gaps"]:
         curves = []
         for noise in ("random", *NOISES):
             c = np.array(_runs(pool, noise, 1.0, n, sz["runs"], gap))
-            mean, std = c.mean(axis=0), (c.std(axis=0, ddof=1) if len(c) > 1 else 0 * c[0])
+            mean, std = mean_std(c)
             rows += [[gap, noise, int(t) + 1, round(float(mean[t]), 3), round(float(std[t]), 3)]
                      for t in t_idx]
             curves.append(Curve(LABELS[noise], t_idx + 1, mean[t_idx],

@@ -10,7 +10,6 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from mpcbandit.config import Config, load_config
 from mpcbandit.data.criteo import ITEM_DIMS, USER_DIMS, default_path
 from mpcbandit.data.vertical_synthetic import NOISE_READINGS
 from mpcbandit.experiments.common import (
@@ -18,36 +17,26 @@ from mpcbandit.experiments.common import (
     Output,
     Panel,
     experiment_command,
+    mean_std,
+    shipped_config,
     sized_option,
+    thinned,
 )
-from mpcbandit.launch import project_root
-from mpcbandit.protocols import get_protocol
-from mpcbandit.protocols.inproc_runner import run_protocol_inproc
+from mpcbandit.protocols.inproc_runner import inproc_summary
 from mpcbandit.protocols.o3m import environment, plaintext_run
 
 __all__ = ["figure_4", "figure_6", "lossless_curves", "partial_curves", "criteo_ctr",
-           "random_user_columns", "o3m_config"]
+           "random_user_columns"]
 
 #: algorithm -> (the centralised learner, its O3M version), as the paper names them
 NAMES = {"linucb": ("LinUCB", "VFUCB"), "lints": ("LinTS", "VFTS")}
 RATIOS = (0.2, 0.8)
 PARTITIONS = 5  # random partitions per partial ratio on Criteo (App. D.3)
-POINTS = 200  # rows written per curve
 
 noise_option = click.option(
     "--noise", type=click.Choice(NOISE_READINGS), default="std",
     help="The paper's reward noise N(0, 0.05) read as a standard deviation or a variance (only "
          "the std reading gives the paper's partial > 10x central).")
-
-
-def o3m_config(name: str, sets: list[str]) -> Config:
-    """A shipped O3M config (configs/NAME) with overrides."""
-    return load_config(project_root() / "configs" / name, sets)
-
-
-def secure_summary(cfg: Config) -> dict:
-    """The summary of one real O3M run (parties as threads, messages through the channel)."""
-    return get_protocol("o3m").summarize(cfg, run_protocol_inproc(cfg)[0])
 
 
 def lossless_curves(algorithm: str, iterations: int, repeats: int, arms: int,
@@ -57,10 +46,10 @@ def lossless_curves(algorithm: str, iterations: int, repeats: int, arms: int,
     out: dict[str, list] = {k: [] for k in ("regret_central", "regret_partial", "regret_vfl",
                                             "norm_diff_vfl", "norm_diff_partial", "same_arms")}
     for rep in range(repeats):
-        cfg = o3m_config("o3m-synthetic.toml", [
+        cfg = shipped_config("o3m-synthetic.toml", [
             f"o3m.algorithm={algorithm}", f"o3m.iterations={iterations}", f"o3m.arms={arms}",
             f"o3m.noise={noise!r}", f"seed={1 + rep}"])
-        runs = {"central": plaintext_run(cfg), "vfl": secure_summary(cfg),
+        runs = {"central": plaintext_run(cfg), "vfl": inproc_summary(cfg),
                 "partial": plaintext_run(cfg, cfg.section.partition[0])}
         for name, run in runs.items():
             out[f"regret_{name}"].append(np.cumsum(run["series"]["regret"]))
@@ -72,25 +61,14 @@ def lossless_curves(algorithm: str, iterations: int, repeats: int, arms: int,
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def _thinned(steps: int) -> list[int]:
-    """About POINTS step indices, the last one always among them."""
-    every = max(1, steps // POINTS)
-    return sorted(set(range(every - 1, steps, every)) | {steps - 1})
-
-
-def _mean_std(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and std over runs (axis 0); std 0 for a single run."""
-    return y.mean(0), (y.std(0, ddof=1) if len(y) > 1 else np.zeros(y.shape[1:]))
-
-
 def _sig(v: float) -> float:
     """v to 12 significant digits (differences of 1e-15 stay visible)."""
     return float(f"{v:.12g}")
 
 
-def _curve(label: str, y: np.ndarray, idx: list[int], **style) -> Curve:
-    mean, std = _mean_std(y)
-    return Curve(label, np.asarray(idx) + 1, mean[idx], std[idx] if len(y) > 1 else None, **style)
+def _curve(label: str, y: np.ndarray, idx: np.ndarray, **style) -> Curve:
+    mean, std = mean_std(y)
+    return Curve(label, idx + 1, mean[idx], std[idx] if len(y) > 1 else None, **style)
 
 
 @experiment_command("o3m-4", "T = 5000, 5 repeats (d = 100, K = 10, M = 5)")
@@ -108,11 +86,11 @@ def figure_4(out: Output, paper: bool, iterations: int, repeats: int, arms: int,
     the synthetic stream of configs/o3m-synthetic.toml. Writes o3m_fig4 (.csv, .md, .png).
     """
     data = {alg: lossless_curves(alg, iterations, repeats, arms, noise) for alg in NAMES}
-    idx = _thinned(iterations)
+    idx = thinned(iterations)
     keys = [k for k in data["linucb"] if k != "same_arms"]
-    rows = [[alg, t + 1, *(_sig(v) for k in keys for v in
-                            (d[k][:, t].mean(), _mean_std(d[k])[1][t]))]
-            for alg, d in data.items() for t in idx]
+    stats = {alg: [mean_std(d[k]) for k in keys] for alg, d in data.items()}
+    rows = [[alg, int(t) + 1, *(_sig(v[t]) for pair in stats[alg] for v in pair)]
+            for alg in data for t in idx]
     out.table("o3m_fig4", ["algorithm", "t", *(f"{k}_{s}" for k in keys for s in ("mean", "std"))],
               rows, f"O3M Figure 4: d = 100, K = {arms}, T = {iterations}, {repeats} runs")
     click.echo(f"{'algorithm':<9} {'central R(T)':>13} {'partial R(T)':>13} {'O3M R(T)':>13} "
@@ -150,13 +128,13 @@ def partial_curves(algorithm: str, iterations: int, repeats: int,
     feature through O3M ("1.0")."""
     out: dict[str, list] = {str(r): [] for r in RATIOS} | {"1.0": []}
     for rep in range(repeats):
-        cfg = o3m_config("o3m-synthetic.toml", [
+        cfg = shipped_config("o3m-synthetic.toml", [
             f"o3m.algorithm={algorithm}", f"o3m.iterations={iterations}", f"seed={1 + rep}",
             f"o3m.noise={noise!r}"])
         for r in RATIOS:
             out[str(r)].append(np.cumsum(plaintext_run(cfg, round(r * cfg.section.dims))
                                          ["series"]["regret"]))
-        out["1.0"].append(np.cumsum(secure_summary(cfg)["series"]["regret"]))
+        out["1.0"].append(np.cumsum(inproc_summary(cfg)["series"]["regret"]))
     return {k: np.asarray(v) for k, v in out.items()}
 
 
@@ -171,7 +149,7 @@ def criteo_ctr(iterations: int | None) -> dict[str, float] | None:
     partitions) and VFUCB; None without the Criteo file."""
     if not default_path().is_file():
         return None
-    cfg = o3m_config("o3m-criteo.toml", [] if iterations is None else
+    cfg = shipped_config("o3m-criteo.toml", [] if iterations is None else
                      [f"o3m.iterations={iterations}"])
     base = environment(cfg).click_rate
     rng = np.random.default_rng(cfg.seed)
@@ -182,7 +160,7 @@ def criteo_ctr(iterations: int | None) -> dict[str, float] | None:
             run = plaintext_run(cfg, random_user_columns(rng, r))
             ctrs.append(run["ctr"] / base if run["ctr"] is not None else float("nan"))
         out[str(r)], out[f"std_{r}"] = float(np.mean(ctrs)), float(np.std(ctrs, ddof=1))
-    secure = secure_summary(cfg)
+    secure = inproc_summary(cfg)
     out["1.0"] = secure["ctr"] / base if secure["ctr"] is not None else float("nan")
     out["matched_1.0"] = secure["matched"]
     return out
@@ -206,9 +184,10 @@ def figure_6(out: Output, paper: bool, iterations: int, repeats: int,
     """
     data = {alg: partial_curves(alg, iterations, repeats, noise) for alg in NAMES}
     ctr = criteo_ctr(criteo_iterations)
-    idx = _thinned(iterations)
-    rows = [["synthetic_regret", alg, key, t + 1, _sig(y[:, t].mean()), _sig(_mean_std(y)[1][t])]
-            for alg, d in data.items() for key, y in d.items() for t in idx]
+    idx = thinned(iterations)
+    rows = [["synthetic_regret", alg, key, int(t) + 1, _sig(mean[t]), _sig(std[t])]
+            for alg, d in data.items() for key, (mean, std) in
+            ((key, mean_std(y)) for key, y in d.items()) for t in idx]
     if ctr is not None:
         rows += [["criteo_relative_ctr", "linucb", key, "", round(ctr[key], 6),
                   round(ctr.get(f"std_{key}", float("nan")), 6)] for key in ("0.2", "0.8", "1.0")]

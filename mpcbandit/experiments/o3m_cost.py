@@ -28,12 +28,11 @@ from mpcbandit.experiments.common import (
     Panel,
     experiment_command,
     int_list,
-    machine_load,
     or_dash,
+    shipped_config,
     sized_option,
     str_list,
 )
-from mpcbandit.experiments.o3m import o3m_config
 from mpcbandit.launch import run_local
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
@@ -94,7 +93,7 @@ def measured_seconds(algorithm: str, k: int, d: int, m: int, steps: int) -> tupl
 
 def measured_bytes_per_step(k: int, d: int, m: int) -> float:
     """Bytes the passive participants send the AP per step in a real O3M run (4 steps)."""
-    cfg = o3m_config("o3m-synthetic.toml", ["o3m.iterations=4", f"o3m.arms={k}",
+    cfg = shipped_config("o3m-synthetic.toml", ["o3m.iterations=4", f"o3m.arms={k}",
                                             f"o3m.participants={m}",
                                             f"o3m.partition={partition_of(d, m)}"])
     _, chans = run_protocol_inproc(cfg)
@@ -154,7 +153,6 @@ def figure_5(out: Output, paper: bool, measure_ds: list[int], ks: list[int], rou
     block as sent) and our bytes of a short real O3M run (codec envelopes included) scaled to
     T, + the mask. Writes o3m_fig5 (.csv, .md, .png).
     """
-    load = machine_load()  # at the start, as every timed command reports it
     rows = []
     with one_blas_thread() as pool:
         for k in ks:
@@ -175,7 +173,7 @@ def figure_5(out: Output, paper: bool, measure_ds: list[int], ks: list[int], rou
                         "comm_gb_paper": 8.0 * (STEPS * k * PARTIES * d + d * d) / 1e9,
                         "comm_gb_measured": sent / 1e9 if timed else None})
     out.table("o3m_fig5", COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
-              f"O3M Figure 5: M = {PARTIES}, T = {STEPS}; measured on {load} at the start")
+              f"O3M Figure 5: M = {PARTIES}, T = {STEPS}; measured on {out.machine}")
     click.echo(f"{'alg':<7} {'K':>5} {'d':>5} {'counted':>9} {'measured':>9} {'O3M s':>10} "
                f"{'central s':>10} {'GB paper':>9} {'GB ours':>9}")
     for r in rows:
@@ -202,7 +200,7 @@ def figure_5(out: Output, paper: bool, measure_ds: list[int], ks: list[int], rou
               _ratio_curves(rows, "lints"), logx=True, logy=False),
         Panel(f"(c) the AP's traffic over T = {STEPS}", "d", "GB", comm, logx=True, logy=True)],
         f"O3M (Cao et al.) Figure 5: M = {PARTIES}, T = {STEPS}; measured: fastest of {rounds} "
-        f"alternating steps, one process, one BLAS thread ({load} at the start)")
+        f"alternating steps, one process, one BLAS thread ({out.machine})")
 
 
 ROUND_COLUMNS = ["algorithm", "iterations", "parties", "net", "wall_s", "protocol_wall_s",
@@ -228,7 +226,6 @@ def round_time(out: Output, paper: bool, iterations: int, algorithms: list[str],
     bytes per step, and whether the arms equal the plaintext run's. Each run's own folder
     (summary, logs) is kept under --out. Writes round_time (.csv, .md).
     """
-    load = machine_load()  # before the runs: their own processes raise it
     unknown = sorted(set(algorithms) - {"linucb", "lints"})
     if unknown:
         raise click.BadParameter(f"unknown algorithm(s) {', '.join(unknown)} (linucb, lints)",
@@ -236,9 +233,9 @@ def round_time(out: Output, paper: bool, iterations: int, algorithms: list[str],
     rows = []
     for alg in algorithms:
         sets = [f"o3m.algorithm={alg}", f"run.net={net}", f"o3m.iterations={iterations}"]
-        secure = run_local(o3m_config(config_name, sets), out.folder / f"{alg}-secure",
+        secure = run_local(shipped_config(config_name, sets), out.folder / f"{alg}-secure",
                            echo=lambda *a, **k: None)
-        plain = run_local(o3m_config(config_name, sets), out.folder / f"{alg}-plain",
+        plain = run_local(shipped_config(config_name, sets), out.folder / f"{alg}-plain",
                           plaintext=True, echo=lambda *a, **k: None)
         diff = np.abs(np.subtract(secure["series"]["theta_norm"], plain["series"]["theta_norm"]))
         rows.append({"algorithm": alg, "iterations": secure["steps"],
@@ -251,7 +248,7 @@ def round_time(out: Output, paper: bool, iterations: int, algorithms: list[str],
                      "same_arms": secure["series"]["arms"] == plain["series"]["arms"],
                      "max_theta_norm_diff": float(diff.max()),
                      "cumulative_regret": secure.get("cumulative_regret")})
-    click.echo(f"O3M, full multi-process protocol ({config_name}), {load} at the start")
+    click.echo(f"O3M, full multi-process protocol ({config_name}), {out.machine}")
     click.echo(f"{'alg':<7} {'T':>5} {'procs':>5} {'wall s':>7} {'proto s':>8} {'s/step':>9} "
                f"{'plain s/st':>10} {'rounds/st':>9} {'KB/st':>7} {'same arms':>9} "
                f"{'max dnorm':>9}")
@@ -262,4 +259,4 @@ def round_time(out: Output, paper: bool, iterations: int, algorithms: list[str],
                    f"{r['rounds_per_iteration']:>9.2f} {r['bytes_per_iteration'] / 1e3:>7.1f} "
                    f"{str(r['same_arms']):>9} {r['max_theta_norm_diff']:>9.1e}")
     out.table("round_time", ROUND_COLUMNS, [[r[c] for c in ROUND_COLUMNS] for r in rows],
-              f"O3M as real processes ({config_name}, net {net}, {load} at the start)")
+              f"O3M as real processes ({config_name}, net {net}, {out.machine})")

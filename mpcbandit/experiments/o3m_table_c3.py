@@ -47,7 +47,6 @@ from mpcbandit.crypto.orthogonal_mask import (
 from mpcbandit.experiments.common import (
     Output,
     experiment_command,
-    machine_load,
     or_dash,
 )
 from mpcbandit.mpc.prg import Prg
@@ -419,11 +418,11 @@ def table_c3(out: Output, paper: bool, settings: tuple[str, ...], repeats: int,
     and a dealer, as threads. Writes table_c3 (.csv, .md).
     """
     he_rows = he_rows or (1 if paper else None)
-    load = machine_load()  # at the start, as every timed command reports it
-    click.echo(f"Table C.3: seconds for one round's bandit statistic (K UCB values), {load}")
+    click.echo(f"Table C.3: seconds for one round's bandit statistic (K UCB values), "
+               f"{out.machine}")
     if not no_he:
         click.echo(f"HE pipeline check at d = 6, K = 3: max |error| {he_check_tiny():.1e}")
     rows = [measure_setting(name, repeats, he_rows, not no_he, mpc_trunc) for name in settings]
     _echo(rows)
     out.table("table_c3", COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
-              f"O3M Table C.3: seconds for one round's statistic ({load} at the start)")
+              f"O3M Table C.3: seconds for one round's statistic ({out.machine})")

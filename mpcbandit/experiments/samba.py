@@ -8,13 +8,15 @@ non-secure time is the standard algorithm in one process (the `--plaintext` refe
 from __future__ import annotations
 
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import click
+import numpy as np
 
-from mpcbandit.config import Config, load_config
+from mpcbandit.config import Config
 from mpcbandit.errors import PartyFailed
 from mpcbandit.experiments.common import (
     Curve,
@@ -22,14 +24,13 @@ from mpcbandit.experiments.common import (
     Panel,
     experiment_command,
     int_list,
-    machine_load,
+    shipped_config,
     sized_option,
     str_list,
 )
 from mpcbandit.experiments.samba_relay import relay_ms_per_step
-from mpcbandit.launch import pick_base_port, project_root, run_local
-from mpcbandit.protocols import get_protocol
-from mpcbandit.protocols.inproc_runner import run_protocol_inproc
+from mpcbandit.launch import pick_base_port, run_local
+from mpcbandit.protocols.inproc_runner import inproc_summary
 from mpcbandit.protocols.samba import plaintext
 
 __all__ = ["figure_8", "secure_point", "plaintext_point", "one_process_ms_per_step"]
@@ -50,9 +51,9 @@ TIME_COLUMNS = ["dataset", "algorithm", "N", "K", "net", "wall_s", "protocol_s",
 def samba_config(dataset: str, algorithm: str, budget: int, arms: int, net: str,
                  extra: list[str]) -> Config:
     """The dataset's shipped config (configs/samba-DATASET.toml) with this point's settings."""
-    return load_config(project_root() / "configs" / f"samba-{dataset}.toml",
-                       [f"samba.algorithm={algorithm}", f"samba.budget={budget}",
-                        f"samba.arms={arms}", f"run.net={net}", *extra])
+    return shipped_config(f"samba-{dataset}.toml",
+                          [f"samba.algorithm={algorithm}", f"samba.budget={budget}",
+                           f"samba.arms={arms}", f"run.net={net}", *extra])
 
 
 def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,
@@ -84,8 +85,7 @@ def one_process_ms_per_step(dataset: str, algorithm: str, budget: int, arms: int
                             extra: list[str]) -> float:
     """The paper's quantity: ms per step with every party a thread of one process."""
     cfg = samba_config(dataset, algorithm, budget, arms, "none", extra)
-    results, _ = run_protocol_inproc(cfg)
-    return 1e3 * get_protocol("samba").summarize(cfg, results)["core_s"] / (budget - arms)
+    return 1e3 * inproc_summary(cfg)["core_s"] / (budget - arms)
 
 
 def plaintext_point(dataset: str, algorithm: str, budget: int, arms: int,
@@ -104,7 +104,7 @@ def time_row(d: str, a: str, n: int, k: int, net: str, extra: list[str],
     row = secure_point(d, a, n, k, net, extra)
     plain_s, ref = plaintext_point(d, a, n, k, extra)
     if ref["cumulative_reward"] != row["cumulative_reward"]:  # Theorem 2
-        raise AssertionError(f"{d} {a} N={n} K={k}: secure reward {row['cumulative_reward']} "
+        raise RuntimeError(f"{d} {a} N={n} K={k}: secure reward {row['cumulative_reward']} "
                              f"differs from the plaintext reference's {ref['cumulative_reward']}")
     row["plaintext_s"] = plain_s
     row["plaintext_ms_per_step"] = 1e3 * plain_s / (n - k)
@@ -123,17 +123,9 @@ def reward_rows(d: str, a: str, reward_n: int, k: int, marks: list[int],
     """Cumulative reward at each N of marks, from one plaintext run of reward_n steps (a run of
     budget N is the prefix of it: the same seeds; secure = plaintext by Theorem 2)."""
     _, ref = plaintext_point(d, a, reward_n, k, extra)
-    cum, total = [], 0
-    for r in ref["series"]["rewards"]:
-        total += r
-        cum.append(total)
-    return [{"dataset": d, "algorithm": a, "N": n, "K": k, "cumulative_reward": cum[n - 1]}
+    cum = np.cumsum(ref["series"]["rewards"])
+    return [{"dataset": d, "algorithm": a, "N": n, "K": k, "cumulative_reward": cum[n - 1].item()}
             for n in marks if n <= reward_n]
-
-
-def _mean(values) -> float:
-    values = list(values)
-    return sum(values) / len(values)
 
 
 def _by_algorithm(rows: list[dict], x: str, y: str, dashed: bool = False) -> list[Curve]:
@@ -168,7 +160,8 @@ def _panels(d: str, times: list[dict], shares: list[dict], rewards: list[dict]) 
     s = [x for x in shares if x["dataset"] == d]
     if s and len({x["K"] for x in s}) > 1:
         ks = sorted({x["K"] for x in s})
-        curves = [Curve(role, ks, [_mean(x["share"] for x in s if x["role"] == role and x["K"] == k)
+        curves = [Curve(role, ks, [statistics.fmean(x["share"] for x in s
+                                                    if x["role"] == role and x["K"] == k)
                                    for k in ks]) for role in ROLES]
         panels.append(Panel(f"(d) {d}: share of process CPU by role", "K",
                             "CPU share (data owners together)",
@@ -217,7 +210,6 @@ def figure_8(out: Output, paper: bool, datasets: list[str], algorithms: list[str
         if unknown:
             raise click.BadParameter(f"unknown {', '.join(unknown)} (allowed: "
                                      f"{', '.join(allowed)})", param_hint=name)
-    load = machine_load()  # before the runs: their own processes raise it
     extra = [f"samba.paillier_bits={paillier_bits}"]
     if paillier_bits < 2048:  # a quick look; the config refuses such keys otherwise
         extra.append("samba.insecure_small_keys=true")
@@ -245,7 +237,7 @@ def figure_8(out: Output, paper: bool, datasets: list[str], algorithms: list[str
                for r in reward_rows(d, a, reward_n, k_max, marks, extra)]
     if times:
         out.table("times", TIME_COLUMNS, [[r[c] for c in TIME_COLUMNS] for r in times],
-                  f"SAMBA Figure 8 (a, b): seconds, net {net} ({load} at the start)")
+                  f"SAMBA Figure 8 (a, b): seconds, net {net} ({out.machine})")
         out.table("shares", list(shares[0]), [list(r.values()) for r in shares],
                   "SAMBA Figure 8 (d): share of process CPU time by role")
     if rewards:
@@ -260,4 +252,4 @@ def figure_8(out: Output, paper: bool, datasets: list[str], algorithms: list[str
         if panels:
             out.figure(f"samba_fig8_{d}", panels,
                        f"SAMBA (Ciucanu et al.) Figure 8, {d}: {', '.join(algorithms)}; net "
-                       f"{net}, Paillier {paillier_bits} bits ({load} at the start)")
+                       f"{net}, Paillier {paillier_bits} bits ({out.machine})")

@@ -14,7 +14,7 @@ import time
 
 import click
 
-from mpcbandit.experiments.common import Output, experiment_command, int_list, machine_load
+from mpcbandit.experiments.common import Output, experiment_command, int_list
 
 __all__ = ["relay_ms_per_step", "bench"]
 
@@ -91,7 +91,6 @@ def bench(out: Output, paper: bool, arms: list[int], steps: int) -> None:
     count (K data owners, Controller, Comp), and the 10^5-step time it implies: the floor
     `mpcbandit figure samba-8` prints beside every secure point. Writes samba_relay (.csv, .md).
     """
-    load = machine_load()  # before the relay's processes raise it
     rows = []
     click.echo(" K  steps  ms/step  est_1e5_s")
     for k in arms:
@@ -99,4 +98,4 @@ def bench(out: Output, paper: bool, arms: list[int], steps: int) -> None:
         rows.append([k, steps, round(ms, 4), round(ms * 100, 1)])
         click.echo(f"{k:3d}  {steps:5d}  {ms:7.3f}  {ms * 100:9.1f}")
     out.table("samba_relay", ["K", "steps", "ms_per_step", "est_1e5_s"], rows,
-              f"A bare pyzmq relay of SAMBA's messages ({load} at the start)")
+              f"A bare pyzmq relay of SAMBA's messages ({out.machine})")

@@ -13,7 +13,7 @@ from mpcbandit.net.channel import Channel
 from mpcbandit.net.inproc import run_inproc
 from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
-__all__ = ["run_protocol_inproc"]
+__all__ = ["run_protocol_inproc", "inproc_summary"]
 
 
 def run_protocol_inproc(cfg: Config, observe: Callable[[str, Channel], Channel | None] | None = None,
@@ -42,3 +42,8 @@ def run_protocol_inproc(cfg: Config, observe: Callable[[str, Channel], Channel |
                                 max_bytes=cfg.run.max_message_bytes, net=cfg.net, peers=peers,
                                 max_buffered_bytes=proto.buffer_cap(cfg))
     return [results[f"{r}.{i}"] for r, i in roles], chans
+
+
+def inproc_summary(cfg: Config) -> dict:
+    """The summary of one run of cfg with every party a thread (as `run` would write it)."""
+    return get_protocol(cfg.protocol).summarize(cfg, run_protocol_inproc(cfg)[0])
