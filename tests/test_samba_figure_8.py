@@ -48,3 +48,21 @@ def test_figure_8_names_an_unknown_algorithm(tmp_path):
 
 def test_samba_relay_times_a_tiny_relay():
     assert relay_ms_per_step(arms=3, steps=20) > 0
+
+
+def test_a_relay_wait_past_its_deadline_names_what_it_waited_for(monkeypatch):
+    import zmq
+
+    from mpcbandit.experiments import samba_relay
+
+    monkeypatch.setattr(samba_relay, "DEADLINE_S", 0.2)
+    ctx = zmq.Context()
+    try:
+        router = ctx.socket(zmq.ROUTER)
+        router.bind("tcp://127.0.0.1:*")
+        poller = zmq.Poller()
+        poller.register(router, zmq.POLLIN)
+        with pytest.raises(RuntimeError, match="waiting for comp's hello"):
+            samba_relay._recv(router, poller, "comp's hello")
+    finally:
+        ctx.destroy(linger=0)

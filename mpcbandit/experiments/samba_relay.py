@@ -18,16 +18,25 @@ from mpcbandit.experiments.common import Output, experiment_command, int_list
 
 __all__ = ["relay_ms_per_step", "bench"]
 
-SCORE, BIT = b"s" * 36, b"b" * 29
+SCORE, BIT, HELLO = b"s" * 36, b"b" * 29, b"h"
+DEADLINE_S = 60.0  # a relay that waits longer than this for any message has lost one
 
 
-def _owner(addr: str, i: int, steps: int) -> None:
+def _dealer(addr: str, ident: bytes):
+    """A DEALER whose every send and receive gives up after DEADLINE_S."""
     import zmq
 
     ctx = zmq.Context()
     s = ctx.socket(zmq.DEALER)
-    s.setsockopt(zmq.ROUTING_ID, f"do.{i}".encode())
+    s.setsockopt(zmq.ROUTING_ID, ident)
+    s.setsockopt(zmq.RCVTIMEO, int(DEADLINE_S * 1000))
+    s.setsockopt(zmq.SNDTIMEO, int(DEADLINE_S * 1000))
     s.connect(addr)
+    return ctx, s
+
+
+def _owner(addr: str, i: int, steps: int) -> None:
+    ctx, s = _dealer(addr, f"do.{i}".encode())
     for _ in range(steps + 1):  # one warm-up step
         s.send(SCORE)
         s.recv()
@@ -35,16 +44,19 @@ def _owner(addr: str, i: int, steps: int) -> None:
 
 
 def _comp(addr: str, arms: int, steps: int) -> None:
-    import zmq
-
-    ctx = zmq.Context()
-    s = ctx.socket(zmq.DEALER)
-    s.setsockopt(zmq.ROUTING_ID, b"comp")
-    s.connect(addr)
+    ctx, s = _dealer(addr, b"comp")
+    s.send(HELLO)  # a ROUTER drops what it sends to a peer it has not heard from
     for _ in range(steps + 1):
         s.recv()
         s.send(BIT * arms)
     ctx.destroy(linger=1000)
+
+
+def _recv(router, poller, waiting_for: str) -> list[bytes]:
+    if not poller.poll(DEADLINE_S * 1000):
+        raise RuntimeError(f"samba relay: no message for {DEADLINE_S:.0f} s while waiting for "
+                           f"{waiting_for}")
+    return router.recv_multipart()
 
 
 def relay_ms_per_step(arms: int, steps: int) -> float:
@@ -54,32 +66,49 @@ def relay_ms_per_step(arms: int, steps: int) -> float:
     with socket.socket() as probe:  # a free port; children start before any zmq context exists
         probe.bind(("127.0.0.1", 0))
         addr = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
-    fork = mp.get_context("fork")
-    procs = [fork.Process(target=_owner, args=(addr, i, steps), daemon=True) for i in range(arms)]
-    procs.append(fork.Process(target=_comp, args=(addr, arms, steps), daemon=True))
+    # forkserver: forking the caller (a CLI, a test session) copies whatever threads it holds
+    ctx_mp = mp.get_context("forkserver")
+    ctx_mp.set_forkserver_preload([__name__])  # children start without importing anything
+    procs = [ctx_mp.Process(target=_owner, args=(addr, i, steps), daemon=True)
+             for i in range(arms)]
+    procs.append(ctx_mp.Process(target=_comp, args=(addr, arms, steps), daemon=True))
     for p in procs:
         p.start()
     ctx = zmq.Context()
-    router = ctx.socket(zmq.ROUTER)
-    router.bind(addr)
-    comp_id = b"comp"
-    t0 = 0.0
-    for step in range(steps + 1):
-        if step == 1:
-            t0 = time.perf_counter()
-        got = []
-        while len(got) < arms:
-            ident, _ = router.recv_multipart()
-            got.append(ident)
-        router.send_multipart([comp_id, b"".join([SCORE] * arms)])
-        while router.recv_multipart()[0] != comp_id:
-            pass
-        for ident in got:
-            router.send_multipart([ident, BIT])
-    elapsed = time.perf_counter() - t0
-    for p in procs:
-        p.join(30)
-    ctx.destroy(linger=0)
+    try:
+        router = ctx.socket(zmq.ROUTER)
+        router.setsockopt(zmq.ROUTER_MANDATORY, 1)  # a send to an unknown peer raises
+        router.setsockopt(zmq.SNDTIMEO, int(DEADLINE_S * 1000))
+        router.bind(addr)
+        poller = zmq.Poller()
+        poller.register(router, zmq.POLLIN)
+        comp_id = b"comp"
+        early: list[bytes] = []  # owners' first scores that arrive before comp's hello
+        while True:
+            ident, body = _recv(router, poller, "comp's hello")
+            if ident == comp_id and body == HELLO:
+                break
+            early.append(ident)
+        t0 = 0.0
+        for step in range(steps + 1):
+            if step == 1:
+                t0 = time.perf_counter()
+            got, early = early, []
+            while len(got) < arms:
+                got.append(_recv(router, poller, f"{arms - len(got)} of {arms} data owners' "
+                                                 f"scores at step {step}")[0])
+            router.send_multipart([comp_id, b"".join([SCORE] * arms)])
+            while _recv(router, poller, f"comp's bits at step {step}")[0] != comp_id:
+                pass
+            for ident in got:
+                router.send_multipart([ident, BIT])
+        elapsed = time.perf_counter() - t0
+    finally:
+        ctx.destroy(linger=0)
+        for p in procs:
+            p.join(DEADLINE_S)
+            if p.is_alive():
+                p.terminate()
     return 1e3 * elapsed / steps
 
 
