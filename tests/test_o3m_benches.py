@@ -47,4 +47,4 @@ def test_round_time_runs_real_processes_with_the_plaintext_arms(tmp_path):
 def test_round_time_names_an_unknown_algorithm(tmp_path):
     result = CliRunner().invoke(main, ["bench", "o3m-round-time", "--algorithms", "linucb,ucb",
                                        "--out", str(tmp_path)])
-    assert result.exit_code != 0 and "unknown algorithm(s) ucb" in result.output
+    assert result.exit_code != 0 and "unknown ucb (allowed: linucb, lints)" in result.output

@@ -14,7 +14,12 @@ FIGURES = {
     "feducb": "mpcbandit.experiments.feducb:figure",
     "hannun-1": "mpcbandit.experiments.hannun:figure_1",
     "hannun-2": "mpcbandit.experiments.hannun:figure_2",
+    "hannun-3": "mpcbandit.experiments.hannun_secure:figure_3",
+    "hannun-4": "mpcbandit.experiments.hannun_secure:figure_4",
     "hannun-5": "mpcbandit.experiments.hannun:figure_5",
+    "hannun-6": "mpcbandit.experiments.hannun_membership:figure_6",
+    "hannun-7": "mpcbandit.experiments.hannun_secure:figure_7",
+    "hannun-8": "mpcbandit.experiments.hannun_secure:figure_8",
     "jdp": "mpcbandit.experiments.jdp:figure",
     "o3m-4": "mpcbandit.experiments.o3m:figure_4",
     "o3m-5": "mpcbandit.experiments.o3m_cost:figure_5",
@@ -25,6 +30,7 @@ FIGURES = {
 #: `mpcbandit bench NAME` -> "module:command"
 BENCHES = {
     "dp-processes": "mpcbandit.experiments.dp_processes:bench",
+    "hannun": "mpcbandit.experiments.hannun_secure:bench",
     "o3m-round-time": "mpcbandit.experiments.o3m_cost:round_time",
     "o3m-table-c3": "mpcbandit.experiments.o3m_table_c3:table_c3",
     "samba-relay": "mpcbandit.experiments.samba_relay:bench",

@@ -19,9 +19,9 @@ from mpcbandit.config import Config, load_config
 from mpcbandit.files import default_run_dir
 from mpcbandit.launch import project_root
 
-__all__ = ["Curve", "Output", "Panel", "experiment_command", "float_list", "int_list",
-           "str_list", "curve_labels", "machine_load", "mean_std", "or_dash", "plot_panels",
-           "shipped_config", "sized_option", "spans_decades", "thinned"]
+__all__ = ["Curve", "Output", "Panel", "choice_list", "experiment_command", "float_list",
+           "int_list", "str_list", "curve_labels", "machine_load", "mean_std", "or_dash",
+           "plot_panels", "shipped_config", "sized_option", "spans_decades", "thinned"]
 
 
 def experiment_command(name: str, paper_sizes: str):
@@ -69,8 +69,8 @@ def sized_option(flag: str, kind, quick, paper, help: str):
     return wrap
 
 
-def _list_of(kind: type, metavar: str):
-    """A click type for a comma-separated list, e.g. 0.1,1,10."""
+def _list_of(kind: type, metavar: str, choices: Sequence[str] = ()):
+    """A click type for a comma-separated list, e.g. 0.1,1,10 (of `choices` only, if given)."""
 
     class ListType(click.ParamType):
         name = metavar
@@ -79,9 +79,15 @@ def _list_of(kind: type, metavar: str):
             if isinstance(value, list):
                 return value
             try:
-                return [kind(v) for v in str(value).split(",") if v.strip()]
+                values = [kind(v.strip()) for v in str(value).split(",") if v.strip()]
             except ValueError:
-                self.fail(f"{value!r} is not a comma-separated list of {kind.__name__}s", param, ctx)
+                self.fail(f"{value!r} is not a comma-separated list of {kind.__name__}s",
+                          param, ctx)
+            unknown = [v for v in values if choices and v not in choices]
+            if unknown:
+                self.fail(f"unknown {', '.join(unknown)} (allowed: {', '.join(choices)})",
+                          param, ctx)
+            return values
 
     return ListType()
 
@@ -90,6 +96,11 @@ def _list_of(kind: type, metavar: str):
 int_list = _list_of(int, "INT,...")
 float_list = _list_of(float, "FLOAT,...")
 str_list = _list_of(str, "NAME,...")
+
+
+def choice_list(*choices: str):
+    """An option type for a comma-separated list of some of `choices`, e.g. local,exact."""
+    return _list_of(str, ",".join(choices), choices)
 
 
 class Output:

@@ -26,7 +26,7 @@ from mpcbandit.experiments.common import (
 )
 from mpcbandit.mpc.prg import Prg
 
-__all__ = ["figure_1", "figure_2", "figure_5", "rewards_of"]
+__all__ = ["data_option", "figure_1", "figure_2", "figure_5", "kind_of_data", "rewards_of"]
 
 DIMS = 20
 FIG1_EPSILONS = (0.0, 0.01, 0.1, 0.5)
@@ -46,7 +46,8 @@ def rewards_of(kind: str, steps: int, arms: int, eps: float, seed: int) -> np.nd
     return run_eps_greedy(data.contexts, data.rewards, samples).rewards
 
 
-def _data(data: str | None) -> str:
+def kind_of_data(data: str | None) -> str:
+    """The task a --data value names: mnist when its IDX files are found, else synthetic."""
     return data or ("mnist" if mnist_present(mnist_dir()) else "synthetic")
 
 
@@ -87,7 +88,7 @@ def figure_1(out: Output, paper: bool, steps: int, runs: int, data: str | None) 
     """Hannun et al. (2019) Figure 1: average reward during training for ε ∈ {0, 0.01, 0.1,
     0.5}, |A| = 10, mean over runs (band: standard deviation over runs). Writes
     hannun_fig1.csv/.md/.png."""
-    kind = _data(data)
+    kind = kind_of_data(data)
     window = max(1, steps // 50)
     xs = np.arange(window, steps + 1, window)
     rows, curves = [], []
@@ -111,7 +112,7 @@ def figure_2(out: Output, paper: bool, sizes: list[int], runs: int, data: str | 
     """Hannun et al. (2019) Figure 2: average reward against η = log(|A|/ε) for several data
     set sizes T, |A| = 10 (ε = 0, η = ∞, is in the table, not on the axis). Writes
     hannun_fig2.csv/.md/.png."""
-    kind = _data(data)
+    kind = kind_of_data(data)
     _eta_figure(out, "hannun_fig2", "T", [(t, f"T = {t:,}", 10, t) for t in sizes], kind, runs,
                 f"Hannun et al. Fig. 2: reward against η ({kind}, |A| = 10, {_runs(runs)})")
 
@@ -126,7 +127,7 @@ def figure_5(out: Output, paper: bool, arms: list[int], steps: int, runs: int,
     """Hannun et al. (2019) Figure 5: average reward against η for several arm counts; with
     MNIST the arms are K-means clusters of its features with Bernoulli rewards (σ = 1/2), as in
     the paper. Writes hannun_fig5.csv/.md/.png."""
-    kind = "kmeans" if _data(data) == "mnist" else "synthetic"
+    kind = "kmeans" if kind_of_data(data) == "mnist" else "synthetic"
     _eta_figure(out, "hannun_fig5", "arms", [(a, f"|A| = {a}", a, steps) for a in arms], kind,
                 runs, f"Hannun et al. Fig. 5: reward against η ({kind}, {steps:,} steps, "
                       f"{_runs(runs)})")

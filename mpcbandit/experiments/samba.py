@@ -22,11 +22,11 @@ from mpcbandit.experiments.common import (
     Curve,
     Output,
     Panel,
+    choice_list,
     experiment_command,
     int_list,
     shipped_config,
     sized_option,
-    str_list,
 )
 from mpcbandit.experiments.samba_relay import relay_ms_per_step
 from mpcbandit.launch import pick_base_port, run_local
@@ -171,9 +171,10 @@ def _panels(d: str, times: list[dict], shares: list[dict], rewards: list[dict]) 
 
 @experiment_command("samba-8", "N = 5..10 x 10^4 at K = 100, K = 10..100 at N = 10^5, rewards "
                                "to N = 10^5 (hours on 2 cores)")
-@click.option("--datasets", type=str_list, default="movielens,jester",
-              help=f"Datasets ({', '.join(DATASETS)}).")
-@click.option("--algorithms", type=str_list, default=",".join(SIX), help="Algorithms to run.")
+@click.option("--datasets", type=choice_list(*DATASETS), default="movielens,jester",
+              help="Datasets.")
+@click.option("--algorithms", type=choice_list(*SIX), default=",".join(SIX),
+              help="Algorithms to run.")
 @sized_option("--n-list", int_list, [1100, 2100], PAPER_N,
               "Budgets N of panel (a), at K = --k-max (an empty value skips the panel).")
 @sized_option("--k-list", int_list, [10, 100], PAPER_K,
@@ -204,12 +205,6 @@ def figure_8(out: Output, paper: bool, datasets: list[str], algorithms: list[str
     count, `mpcbandit bench samba-relay`). Writes times, shares, rewards (.csv, .md) and
     samba_fig8_DATASET.png.
     """
-    for name, given, allowed in (("--datasets", datasets, DATASETS),
-                                 ("--algorithms", algorithms, SIX)):
-        unknown = sorted(set(given) - set(allowed))
-        if unknown:
-            raise click.BadParameter(f"unknown {', '.join(unknown)} (allowed: "
-                                     f"{', '.join(allowed)})", param_hint=name)
     extra = [f"samba.paillier_bits={paillier_bits}"]
     if paillier_bits < 2048:  # a quick look; the config refuses such keys otherwise
         extra.append("samba.insecure_small_keys=true")
