@@ -4,10 +4,10 @@ design, docs/samba.md); where every score changes each step (UCB's bonus, Thomps
 samples) the same attack reads nothing."""
 
 import pytest
+from click.testing import CliRunner
 
-from conftest import load_script
-
-tracking = load_script("samba_comp_tracking")
+from mpcbandit.cli import main
+from mpcbandit.experiments import samba_comp_tracking as tracking
 
 
 @pytest.mark.parametrize("algorithm", ["epsilon-greedy", "softmax", "pursuit"])
@@ -37,3 +37,15 @@ def test_the_reading_is_the_score_moving_up_or_down():
                                  [v - 5.0 for v in (0.9, 0.2, 0.4, 0.6)], log_scores=True) == 1
     # two scores moved: Comp cannot tell which arm was pulled
     assert tracking.infer_reward(prev, 1, [7.0 * v for v in (0.95, 0.2, 0.4, 0.6)], False) is None
+
+
+def test_the_bench_writes_comp_s_reading_per_algorithm(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "samba-comp-tracking", "--budget", "200",
+                                       "--algorithms", "epsilon-greedy,ucb",
+                                       "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    rows = (tmp_path / "samba_comp_tracking.csv").read_text().splitlines()
+    assert rows[0] == "algorithm,pairs,read,right,accuracy,chance"
+    greedy, ucb = (r.split(",") for r in rows[1:])
+    assert greedy[0] == "epsilon-greedy" and int(greedy[2]) > 0 and float(greedy[4]) >= 0.99
+    assert ucb[0] == "ucb" and ucb[2] == "0" and ucb[4] == ""  # nothing read, no rate stated

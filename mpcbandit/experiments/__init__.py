@@ -33,5 +33,6 @@ BENCHES = {
     "hannun": "mpcbandit.experiments.hannun_secure:bench",
     "o3m-round-time": "mpcbandit.experiments.o3m_cost:round_time",
     "o3m-table-c3": "mpcbandit.experiments.o3m_table_c3:table_c3",
+    "samba-comp-tracking": "mpcbandit.experiments.samba_comp_tracking:bench",
     "samba-relay": "mpcbandit.experiments.samba_relay:bench",
 }
