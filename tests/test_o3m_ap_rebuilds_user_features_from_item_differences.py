@@ -7,9 +7,11 @@ import csv
 
 import numpy as np
 import pytest
-from conftest import load_script
+from click.testing import CliRunner
 
+from mpcbandit.cli import main
 from mpcbandit.data import criteo
+from mpcbandit.experiments import o3m_leakage
 
 PARTITION = [12, 3, 6, 9, 9]  # the AP holds 4 user features; the passive ones 1, 2, 3 and 3
 ARMS, ROUNDS = 6, 40
@@ -32,15 +34,18 @@ def _criteo_shaped_log(path, rows=240, items=12, seed=3):
 def attack(tmp_path_factory):
     folder = tmp_path_factory.mktemp("criteo")
     data = _criteo_shaped_log(folder / "train.csv")
-    script = load_script("o3m_leakage")
-    rows = script.main(["--data", "criteo", "--data-path", str(data), "--arms", str(ARMS),
-                        "--iterations", str(ROUNDS), "--partition", ",".join(map(str, PARTITION)),
-                        "--out", str(folder)])
-    return script, data, {r["participant"]: r for r in rows}
+    result = CliRunner().invoke(main, [
+        "bench", "o3m-leakage", "--data", "criteo", "--data-path", str(data), "--arms", str(ARMS),
+        "--iterations", str(ROUNDS), "--partition", ",".join(map(str, PARTITION)),
+        "--out", str(folder)])
+    assert result.exit_code == 0, result.output
+    with (folder / "o3m_leakage_criteo.csv").open() as f:
+        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    return data, {int(r["participant"]): r for r in rows}
 
 
 def test_ap_rebuilds_each_participants_user_features_up_to_its_free_directions(attack):
-    _, _, rows = attack
+    _, rows = attack
     assert sorted(rows) == [1, 2, 3, 4]
     assert [rows[j]["user_features"] for j in (1, 2, 3, 4)] == [1, 2, 3, 3]
     assert [rows[j]["free_dims"] for j in (1, 2, 3, 4)] == [0, 1, 2, 2]  # exact, a swap, a rotation
@@ -49,18 +54,18 @@ def test_ap_rebuilds_each_participants_user_features_up_to_its_free_directions(a
 
 
 def test_as_many_colluders_as_free_directions_disclose_every_round(attack):
-    _, _, rows = attack
+    _, rows = attack
     for r in rows.values():
         assert r["max_abs_error_colluders"] < 1e-9 and r["rms_error_per_std_colluders"] < 1e-8
         # guessing each feature's mean scores 1.0 here, by construction
 
 
 def test_with_a_wrong_item_catalogue_the_attack_does_worse_than_guessing(attack):
-    script, data, _ = attack
+    data, _ = attack
     log = criteo.load_criteo(data, arms=ARMS)
-    view, _ = script.record_ap_view(script.criteo_config(PARTITION, ARMS, ROUNDS, data))
+    view, _ = o3m_leakage.record_ap_view(o3m_leakage.criteo_config(PARTITION, ARMS, ROUNDS, data))
     wrong = np.random.default_rng(0).permutation(log.items)  # per-arm differences the AP gets wrong
-    right = script.criteo_recovery(view[1], log, log.items, PARTITION, 1)
-    guessed = script.criteo_recovery(view[1], log, wrong, PARTITION, 1)
+    right = o3m_leakage.criteo_recovery(view[1], log, log.items, PARTITION, 1)
+    guessed = o3m_leakage.criteo_recovery(view[1], log, wrong, PARTITION, 1)
     assert right["rms_error_per_std_colluders"] < 1e-8
     assert guessed["rms_error_per_std_colluders"] > 1.0  # guessing each feature's mean: 1.0

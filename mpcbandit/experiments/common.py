@@ -113,14 +113,16 @@ class Output:
         #: cores and load when the command started, for its titles (its own runs raise it later)
         self.machine = f"{machine_load()} at the start"
 
-    def table(self, stem: str, columns: Sequence[str], rows: Sequence[Sequence], title: str = "") -> Path:
-        """Write rows as STEM.csv and STEM.md (a markdown table under `title`)."""
+    def table(self, stem: str, columns: Sequence[str], rows: Sequence[Sequence], title: str = "",
+              note: str = "") -> Path:
+        """Write rows as STEM.csv and STEM.md (a markdown table under `title`, `note` below it)."""
         path = self.folder / f"{stem}.csv"
         with path.open("w", newline="") as f:
             csv.writer(f).writerows([list(columns), *map(list, rows)])
         lines = [f"# {title}", ""] if title else []
         lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(_cell(v) for v in r) + " |" for r in rows]
+        lines += ["", note] if note else []
         (self.folder / f"{stem}.md").write_text("\n".join(lines) + "\n")
         self.written += [path.name, f"{stem}.md"]
         return path

@@ -1,4 +1,5 @@
-"""What the AP learns from O3M's masked contexts (beyond Cao et al. 2023; see docs/o3m-threat-model.md).
+"""What the AP learns from O3M's masked contexts, beyond Cao et al. (2023):
+`mpcbandit bench o3m-leakage` (docs/o3m-threat-model.md).
 
 Runs the O3M protocol in-process, records exactly what the AP receives from each passive
 participant (Q^j x^j_{t,a}, K x d per round), and measures:
@@ -14,32 +15,21 @@ With `--data criteo` (contexts user features (+) item features, App. D.3) it mea
    colluding user; it rebuilds each participant's user features up to one orthogonal transform
    of the m directions its item part leaves free (m = 0: one user feature; two: a swap; three: a
    2-D rotation), then fixes that transform with m colluding users.
-Prints the measured errors and writes CSV.
-
-    python scripts/o3m_leakage.py                 # d = 100, partition [20]*5, K = 10, T = 200
-    python scripts/o3m_leakage.py --iterations 20 --out /tmp/leak
-    python scripts/o3m_leakage.py --data criteo   # the shared Criteo sample, partition 12,3,6,9,9
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
-
+import click
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mpcbandit.crypto.orthogonal_mask import block_offsets
+from mpcbandit.data import criteo
+from mpcbandit.experiments.common import Output, experiment_command, int_list, shipped_config
+from mpcbandit.protocols.inproc_runner import run_protocol_inproc
+from mpcbandit.protocols.o3m import participant_stream
 
-from mpcbandit.config import load_config  # noqa: E402
-from mpcbandit.crypto.orthogonal_mask import block_offsets  # noqa: E402
-from mpcbandit.data import criteo  # noqa: E402
-from mpcbandit.protocols.inproc_runner import run_protocol_inproc  # noqa: E402
-from mpcbandit.protocols.o3m import participant_stream  # noqa: E402
-from mpcbandit.results import write_csv  # noqa: E402
-
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "o3m-synthetic.toml"
-CRITEO_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "o3m-criteo.toml"
+__all__ = ["bench", "criteo_config", "criteo_leakage", "criteo_recovery", "record_ap_view",
+           "synthetic_leakage"]
 
 
 def record_ap_view(cfg) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
@@ -70,14 +60,16 @@ def raw_contexts(cfg, j: int) -> np.ndarray:
     return np.concatenate([stream.features(t) for t in range(cfg.section.iterations)])
 
 
-def known_plaintext_attack(raw: np.ndarray, masked: np.ndarray, n: int, rng) -> tuple[np.ndarray, dict]:
+def known_plaintext_attack(raw: np.ndarray, masked: np.ndarray, n: int,
+                           rng) -> tuple[np.ndarray, dict]:
     """Least-squares Q^j from n random known pairs, then every context: (Q^j estimate, errors)."""
     known = rng.choice(len(raw), size=n, replace=False)
     q_t, *_ = np.linalg.lstsq(raw[known], masked[known], rcond=None)  # masked = raw Q^{jT}
     recovered = masked @ q_t.T  # x = Q^{jT} x~ (Q^j has orthonormal columns)
     err = np.linalg.norm(recovered - raw, axis=1) / np.linalg.norm(raw, axis=1)
     return q_t.T, {"known_pairs": n, "median_rel_error": float(np.median(err)),
-                   "max_rel_error": float(err.max()), "recovered_1e-6": float(np.mean(err < 1e-6))}
+                   "max_rel_error": float(err.max()),
+                   "recovered_1e-6": float(np.mean(err < 1e-6))}
 
 
 def _orth(a: np.ndarray) -> np.ndarray:
@@ -87,12 +79,14 @@ def _orth(a: np.ndarray) -> np.ndarray:
 
 
 def criteo_layout(partition: list[int], j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Participant j's columns of the outer addition: (its user features, A, G), x^j = A u + G w."""
+    """Participant j's columns of the outer addition: (its user features, A, G),
+    x^j = A u + G w."""
     a, b = block_offsets(partition)[j]
     cols = np.arange(a, b)
     users = np.unique(cols // criteo.ITEM_DIMS)
     lift_users = (cols[:, None] // criteo.ITEM_DIMS == users[None, :]).astype(np.float64)
-    lift_items = (cols[:, None] % criteo.ITEM_DIMS == np.arange(criteo.ITEM_DIMS)).astype(np.float64)
+    lift_items = (cols[:, None] % criteo.ITEM_DIMS
+                  == np.arange(criteo.ITEM_DIMS)).astype(np.float64)
     return users, lift_users, lift_items
 
 
@@ -148,8 +142,8 @@ def criteo_recovery(masked, log: criteo.CriteoLog, items, partition, j) -> dict:
     true_coords = (truth - u0) @ np.linalg.pinv(frame) if m else coords
     colluders = spread_rows(coords)  # m users, chosen from the AP's view, reveal their features
     spread = np.where(truth.std(axis=0) > 0, truth.std(axis=0), 1.0)
-    out = {"participant": j, "d_j": len(lift_users), "user_features": len(users), "free_dims": m,
-           "rounds": len(truth)}
+    out = {"participant": j, "d_j": len(lift_users), "user_features": len(users),
+           "free_dims": m, "rounds": len(truth)}
     for name, rows in (("one_transform", slice(None)), ("colluders", colluders)):
         guess = u0 + coords @ _procrustes(coords[rows], true_coords[rows]) @ frame
         err = np.abs(guess - truth)
@@ -160,91 +154,88 @@ def criteo_recovery(masked, log: criteo.CriteoLog, items, partition, j) -> dict:
 
 def criteo_config(partition: list[int], arms: int, iterations: int, data_path, seed: int = 1):
     """O3M on the Criteo log (the shipped config) with this partition and size."""
-    return load_config(CRITEO_CONFIG, [f"o3m.partition={partition}", f"o3m.participants={len(partition)}",
-                                       f"o3m.arms={arms}", f"o3m.iterations={iterations}",
-                                       f"o3m.data_path={str(data_path or '')!r}", f"seed={seed}"])
+    return shipped_config("o3m-criteo.toml", [
+        f"o3m.partition={partition}", f"o3m.participants={len(partition)}", f"o3m.arms={arms}",
+        f"o3m.iterations={iterations}", f"o3m.data_path={str(data_path or '')!r}", f"seed={seed}"])
 
 
-def _save(rows: list[dict], out: Path, name: str, legend: str) -> None:
-    """Write rows to out/name, then the table's legend and where it went."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_csv(out / name, rows)
-    print(legend)
-    print(f"wrote {out / name}")
-
-
-def criteo_main(args) -> list[dict]:
-    """--data criteo: the item-difference attack on every passive participant."""
-    partition = [int(v) for v in (args.partition or "12,3,6,9,9").split(",")]
-    cfg = criteo_config(partition, args.arms, args.iterations, args.data_path, args.seed)
-    log = criteo.load_criteo(cfg.section.data_path or None, arms=args.arms)
-    view, _ = record_ap_view(cfg)
-    print(f"O3M item-difference leakage on Criteo contexts (user (+) item, d = {criteo.DIMS}), "
-          f"partition {partition}, K = {args.arms}, T = {args.iterations}; no known user features")
-    print(f"{'pp':>3} {'d_j':>4} {'users':>6} {'free':>5} {'err, one O(free) left':>22} "
-          f"{'colluders':>10} {'err with them':>14} {'rms err/std':>12}")
-    rows = [criteo_recovery(view[j], log, log.items, partition, j) for j in sorted(view)]
-    for r in rows:
-        print(f"{r['participant']:>3} {r['d_j']:>4} {r['user_features']:>6} {r['free_dims']:>5} "
-              f"{r['max_abs_error_one_transform']:>22.2e} {r['free_dims']:>10} "
-              f"{r['max_abs_error_colluders']:>14.2e} {r['rms_error_per_std_colluders']:>12.2e}")
-    _save(rows, args.out, "o3m_leakage_criteo.csv",
-          "free = directions of a participant's user features that the item differences leave open: "
-          "its features are exact up to one orthogonal transform of them for the whole run (0: "
-          "exact; 1: a swap), which as many colluding users fix; errors are max |u - u_hat| over all "
-          "rounds and features (scaled to [0, 1]); rms err/std 1.0 = guessing each feature's mean")
-    return rows
-
-
-def main(argv: list[str] | None = None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--iterations", type=int, default=200)
-    ap.add_argument("--partition", default=None,
-                    help="d_j per participant (default 20,20,20,20,20; with --data criteo 12,3,6,9,9)")
-    ap.add_argument("--arms", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--data", choices=("synthetic", "criteo"), default="synthetic",
-                    help="criteo: the item-difference attack on user (+) item contexts")
-    ap.add_argument("--data-path", default=None, help="criteo log (default: the shared sample)")
-    ap.add_argument("--out", type=Path, default=Path("runs/o3m-leakage"))
-    args = ap.parse_args(argv)
-    if args.data == "criteo":
-        return criteo_main(args)
-    args.partition = args.partition or "20,20,20,20,20"
-    partition = [int(v) for v in args.partition.split(",")]
-    cfg = load_config(CONFIG, [f"o3m.iterations={args.iterations}", f"o3m.arms={args.arms}",
-                               f"o3m.partition={partition}", f"o3m.participants={len(partition)}",
-                               f"seed={args.seed}"])
+def synthetic_leakage(partition: list[int], arms: int, iterations: int,
+                      seed: int) -> list[dict]:
+    """Claims 1-3 on the synthetic task: a row per participant and number of known pairs."""
+    cfg = shipped_config("o3m-synthetic.toml", [
+        f"o3m.iterations={iterations}", f"o3m.arms={arms}", f"o3m.partition={partition}",
+        f"o3m.participants={len(partition)}", f"seed={seed}"])
     view, masks = record_ap_view(cfg)
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     rows = []
-    print(f"O3M leakage, d = {sum(partition)}, partition {partition}, K = {args.arms}, "
-          f"T = {args.iterations}: what the AP sees of each passive participant")
-    print(f"{'pp':>3} {'d_j':>4} {'|gram err|':>11} {'|norm err|':>11} {'rank':>5} "
-          f"{'pairs':>6} {'Q err':>9} {'median rel err':>15} {'max rel err':>12} {'recovered':>10}")
     for j in sorted(view):
         masked, raw, dj = view[j], raw_contexts(cfg, j), partition[j]
         sub = slice(0, min(len(raw), 500))
         gram_err = float(np.abs(masked[sub] @ masked[sub].T - raw[sub] @ raw[sub].T).max())
-        norm_err = float(np.abs(np.linalg.norm(masked, axis=1) - np.linalg.norm(raw, axis=1)).max())
+        norm_err = float(np.abs(np.linalg.norm(masked, axis=1)
+                                - np.linalg.norm(raw, axis=1)).max())
         sv = np.linalg.svd(masked, compute_uv=False)
         rank = int(np.sum(sv > sv[0] * 1e-10))
         for n in sorted({max(dj - 1, 1), dj, 2 * dj}):
             if n > len(raw):
                 continue
             q_hat, res = known_plaintext_attack(raw, masked, n, rng)
-            q_err = float(np.abs(q_hat - masks[j]).max())
-            row = {"participant": j, "d_j": dj, "gram_max_abs_error": gram_err,
-                   "norm_max_abs_error": norm_err, "span_rank": rank, "mask_max_abs_error": q_err, **res}
-            rows.append(row)
-            print(f"{j:>3} {dj:>4} {gram_err:>11.2e} {norm_err:>11.2e} {rank:>5} {n:>6} {q_err:>9.2e} "
-                  f"{res['median_rel_error']:>15.2e} {res['max_rel_error']:>12.2e} "
-                  f"{res['recovered_1e-6']:>10.1%}")
-    _save(rows, args.out, "o3m_leakage.csv",
-          "recovered = share of all T*K contexts of that participant rebuilt to 1e-6 relative "
-          "error (with n < d_j pairs only the n known ones are)")
+            rows.append({"participant": j, "d_j": dj, "gram_max_abs_error": gram_err,
+                         "norm_max_abs_error": norm_err, "span_rank": rank,
+                         "mask_max_abs_error": float(np.abs(q_hat - masks[j]).max()), **res})
     return rows
 
 
-if __name__ == "__main__":
-    main()
+def criteo_leakage(partition: list[int], arms: int, iterations: int, seed: int,
+                   data_path: str | None) -> list[dict]:
+    """Claim 4 on the Criteo log: the item-difference attack on every passive participant."""
+    cfg = criteo_config(partition, arms, iterations, data_path, seed)
+    log = criteo.load_criteo(cfg.section.data_path or None, arms=arms)
+    view, _ = record_ap_view(cfg)
+    return [criteo_recovery(view[j], log, log.items, partition, j) for j in sorted(view)]
+
+
+SYNTHETIC_NOTE = ("recovered = share of all T·K contexts of that participant rebuilt to 1e-6 "
+                  "relative error (with n < d_j known pairs only the n known ones are)")
+CRITEO_NOTE = ("free = directions of a participant's user features that the item differences "
+               "leave open: its features are exact up to one orthogonal transform of them for "
+               "the whole run (0: exact; 1: a swap), which as many colluding users fix; errors "
+               "are max |u − û| over all rounds and features (scaled to [0, 1]); rms error/std "
+               "1.0 = guessing each feature's mean")
+
+
+@experiment_command("o3m-leakage", "the same as the defaults (an audit of what the AP learns; "
+                                   "the paper has no such measurement)")
+@click.option("--data", type=click.Choice(["synthetic", "criteo"]), default="synthetic",
+              help="synthetic: claims 1-3 (Gram matrix, subspace, known pairs); criteo: the "
+                   "item-difference attack on user ⊗ item contexts (claim 4).")
+@click.option("--partition", type=int_list, default=None, show_default="20,20,20,20,20; "
+              "criteo: 12,3,6,9,9", help="d_j per participant.")
+@click.option("--arms", type=click.IntRange(min=2), default=10, help="Arms K.")
+@click.option("--iterations", type=click.IntRange(min=1), default=200, help="Rounds T.")
+@click.option("--seed", type=int, default=1, help="The config's seed.")
+@click.option("--data-path", default=None, show_default="the Criteo sample under MPCBANDIT_DATA",
+              help="The Criteo log (with --data criteo).")
+def bench(out: Output, paper: bool, data: str, partition: list[int] | None, arms: int,
+          iterations: int, seed: int, data_path: str | None) -> None:
+    """Plays O3M's active participant (AP) with exactly what it receives from each passive
+    participant (Q^j x^j, K x d_j per round) and measures what it infers: (1) the Gram matrix
+    of every participant's contexts, (2) the dimension and span of its subspace, (3) every
+    context from d_j known pairs; with --data criteo, (4) each participant's user features
+    from the arms' item differences, with no colluding user. Writes o3m_leakage or
+    o3m_leakage_criteo (.csv, .md).
+    """
+    if data == "criteo":
+        partition = partition or [12, 3, 6, 9, 9]
+        rows, stem, note = criteo_leakage(partition, arms, iterations, seed, data_path), \
+            "o3m_leakage_criteo", CRITEO_NOTE
+        title = (f"O3M item-difference leakage on Criteo contexts (d = {criteo.DIMS}), partition "
+                 f"{partition}, K = {arms}, T = {iterations}, no known user features")
+    else:
+        partition = partition or [20] * 5
+        rows, stem, note = synthetic_leakage(partition, arms, iterations, seed), \
+            "o3m_leakage", SYNTHETIC_NOTE
+        title = (f"O3M leakage to the AP, d = {sum(partition)}, partition {partition}, "
+                 f"K = {arms}, T = {iterations}")
+    out.table(stem, list(rows[0]), [list(r.values()) for r in rows], title, note)
+    click.echo((out.folder / f"{stem}.md").read_text())
