@@ -1,29 +1,20 @@
 """A probabilistic truncation wraps (an error of 2^(64-d)) with probability |x|/2^64 for the
 encoded value x it shifts, so the reciprocal and Hannun's update truncate small values:
-measured here from both parties' shares with scripts/bench_truncation_wraps.py's ledger."""
+measured here from both parties' shares with `mpcbandit bench hannun-wraps`'s ledger."""
 
-import importlib.util
-from pathlib import Path
+import csv
 
 import numpy as np
+import pytest
+from click.testing import CliRunner
 
+from mpcbandit.cli import main
 from mpcbandit.config import load_config
+from mpcbandit.experiments import hannun_wraps as BENCH
 from mpcbandit.mpc.local import run_engines
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 L = 20
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_truncation_wraps",
-                                                  REPO / "scripts" / "bench_truncation_wraps.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BENCH = _bench()
 
 
 def _largest_truncated(start: str) -> float:
@@ -60,3 +51,17 @@ def test_hannun_reciprocal_chain_with_the_linear_start_expects_under_a_fiftieth_
         update = ledger.expected["_step (o_a times the update)"]
         assert update < 0.2 * ledger.expected["matvec"]
     assert 0 < per_step["linear"] < 0.02 * per_step["paper"]
+
+
+def test_the_bench_writes_a_row_per_call_site_and_the_verdict_against_the_bound(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "hannun-wraps", "--steps", "12", "--data",
+                                       "synthetic", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "hannun_wraps.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    *sites, total = rows
+    assert len(sites) >= 3 and total["call_site"] == "all"
+    assert float(total["expected_wraps_per_step"]) == pytest.approx(
+        sum(float(r["expected_wraps_per_step"]) for r in sites))
+    assert all(float(r["expected_wraps_per_step"]) > 0 for r in sites)
+    assert "bound 0.001" in (tmp_path / "hannun_wraps.md").read_text()

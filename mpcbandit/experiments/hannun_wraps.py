@@ -1,39 +1,33 @@
-"""How many truncation wraps a Hannun run should expect, measured from its own shares.
+"""How many truncation wraps a Hannun run should expect, measured from its own shares:
+`mpcbandit bench hannun-wraps`.
 
 A 2-party local truncation (SecureML) of a value x shared as x0 + x1 mod 2^64 is wrong by
 2^(64-d) exactly when the two shares, read as signed integers, overflow when added: for a
-uniform x0 that has probability |x| / 2^64 (x the encoded value, before the shift). This
-script runs Hannun's feature holders in process (threads), records every truncation with both
-holders' shares, rebuilds x and adds up, per call site, the expected number of wraps
-(the sum of |x| / 2^64) and the wraps that happened. It prints the expectation per step and
-per sweep of T_sweep steps (the measured rate times T_sweep / T, with the rate of the run's
-last half beside it: magnitudes shrink as W^{-1} does) against the bound the defaults aim at.
-
-    python scripts/bench_truncation_wraps.py [--steps T] [--data mnist|synthetic] [--set K=V ...]
+uniform x0 that has probability |x| / 2^64 (x the encoded value, before the shift). The bench
+runs Hannun's feature holders in one process (threads), records every truncation with both
+holders' shares, rebuilds x and adds up, per call site, the expected number of wraps (the sum
+of |x| / 2^64) and the wraps that happened.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import threading
 import time
 from collections import defaultdict
-from pathlib import Path
 
+import click
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from mpcbandit.experiments.common import Output, experiment_command, shipped_config, sized_option
+from mpcbandit.experiments.hannun import data_option, kind_of_data
+from mpcbandit.mpc import functions, truncation
+from mpcbandit.mpc.ring import wraps_signed
+from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
-from mpcbandit.config import load_config  # noqa: E402
-from mpcbandit.data import data_root  # noqa: E402
-from mpcbandit.mpc import functions, truncation  # noqa: E402
-from mpcbandit.mpc.ring import wraps_signed  # noqa: E402
-from mpcbandit.protocols.inproc_runner import run_protocol_inproc  # noqa: E402
+__all__ = ["WrapLedger", "bench", "counting"]
 
-CONFIG = ROOT / "configs" / "hannun-synthetic.toml"
 SWEEP = 60_000      # one pass over MNIST's training images
 BOUND = 1e-3        # expected wraps per sweep the defaults must stay below (issue: privacy, item 8)
 _SITE_FILES = ("mpc/functions.py", "mpc/symmetric.py", "protocols/hannun.py")
@@ -70,7 +64,8 @@ class WrapLedger:
     def record(self, eng, x, d: int, mode: str) -> None:
         """One party's truncation of x by d bits; counted once both parties' have come."""
         if mode != "local":
-            raise SystemExit(f"this benchmark measures local truncation, the run uses {mode!r}")
+            raise click.UsageError(f"this bench measures local truncation; the run uses "
+                                   f"hannun.trunc = {mode!r}")
         seq = getattr(self.local, "seq", 0)
         self.local.seq = seq + 1
         # the lead adds n 2^(d-1) before shifting (unbiased rounding): that is what is shifted
@@ -86,7 +81,8 @@ class WrapLedger:
         value = np.abs((mine + v).view(np.int64).astype(np.float64))
         p = float(value.sum()) / 2.0 ** 64
         with self.lock:
-            self.largest[site] = max(self.largest[site], float(value.max()) / 2.0 ** (2 * eng.frac))
+            self.largest[site] = max(self.largest[site],
+                                     float(value.max()) / 2.0 ** (2 * eng.frac))
             self.expected[site] += p
             self.elements[site] += v.size
             self.wraps[site] += int(np.count_nonzero(wraps_signed([mine, v])))
@@ -112,19 +108,27 @@ def counting(ledger: WrapLedger):
         truncation.truncate = functions.truncate = original
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=2000, help="bandit steps to run (default 2000)")
-    ap.add_argument("--data", default=None, choices=("mnist", "synthetic"),
-                    help="task (default: mnist when ../shared/data/mnist exists, else synthetic)")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="config override, as for `mpcbandit run` (repeatable)")
-    args = ap.parse_args()
-    data = args.data or ("mnist" if (data_root() / "mnist").exists() else "synthetic")
-    cfg = load_config(CONFIG, [f"hannun.iterations={args.steps}", f'hannun.data="{data}"',
-                               'run.security="none"', *args.set])
+COLUMNS = ["call_site", "elements_per_step", "expected_wraps_per_step", "expected_per_sweep",
+           "wraps_seen"]
+
+
+@experiment_command("hannun-wraps", "a 60,000-step run (one sweep of MNIST)")
+@sized_option("--steps", int, 2_000, SWEEP, "Bandit steps to run (T)")
+@data_option
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", show_default="none",
+              help="A config override, as for `mpcbandit run` (repeatable).")
+def bench(out: Output, paper: bool, steps: int, data: str | None, sets: tuple[str, ...]) -> None:
+    """The truncation wraps a Hannun run should expect, per call site: elements truncated per
+    step, the expected wraps per step and per 60,000-step sweep (the measured rate times the
+    sweep), and the wraps that happened, against the bound the defaults aim at (1e-3 per
+    sweep); the rate of the run's second half is printed beside the mean (magnitudes shrink
+    as W^-1 does). Writes hannun_wraps (.csv, .md).
+    """
+    kind = kind_of_data(data)
+    cfg = shipped_config("hannun-synthetic.toml", [
+        f"hannun.iterations={steps}", f'hannun.data="{kind}"', 'run.security="none"', *sets])
     ledger = WrapLedger()
-    half = args.steps // 2
+    half = steps // 2
 
     def watch(name, chan):
         if name == "arm_puller.0":   # p' counts steps: flag the second half for the ledger
@@ -143,24 +147,20 @@ def main() -> None:
     with counting(ledger):
         run_protocol_inproc(cfg, observe=watch, deadline_s=600.0)
     wall = time.perf_counter() - t0
-    s = cfg.section
+    rows = [[site, round(ledger.elements[site] / steps), e / steps, e / steps * SWEEP,
+             ledger.wraps[site]]
+            for site, e in sorted(ledger.expected.items(), key=lambda kv: -kv[1])]
     total = sum(ledger.expected.values())
-    print(f"hannun, data {data}, {args.steps} steps, A = {s.arms}, D = {s.dims}, L = "
-          f"{s.precision_bits}, reciprocal_init {s.reciprocal_init}, Newton {s.newton_iterations}, "
-          f"truncation {s.trunc}; {wall:.0f} s in process")
-    print(f"{'call site':58} {'elements/step':>13} {'E[wraps]/step':>14} {'per sweep':>10} {'seen':>5}")
-    for site in sorted(ledger.expected, key=ledger.expected.get, reverse=True):
-        e = ledger.expected[site]
-        print(f"{site:58} {ledger.elements[site] / args.steps:13.0f} {e / args.steps:14.3e} "
-              f"{e / args.steps * SWEEP:10.2e} {ledger.wraps[site]:5d}")
-    late = ledger.late_expected / max(1, args.steps - half)
-    print(f"{'all':58} {sum(ledger.elements.values()) / args.steps:13.0f} "
-          f"{total / args.steps:14.3e} {total / args.steps * SWEEP:10.2e} "
-          f"{sum(ledger.wraps.values()):5d}")
-    print(f"per {SWEEP}-step sweep: {total / args.steps * SWEEP:.2e} at this run's mean rate, "
-          f"{late * SWEEP:.2e} at its second half's; bound {BOUND:g}: "
-          f"{'met' if total / args.steps * SWEEP < BOUND else 'NOT met'}")
-
-
-if __name__ == "__main__":
-    main()
+    rows.append(["all", round(sum(ledger.elements.values()) / steps), total / steps,
+                 total / steps * SWEEP, sum(ledger.wraps.values())])
+    late = ledger.late_expected / max(1, steps - half) * SWEEP
+    mean = total / steps * SWEEP
+    s = cfg.section
+    verdict = (f"per {SWEEP:,}-step sweep: {mean:.2e} expected wraps at this run's mean rate, "
+               f"{late:.2e} at its second half's; bound {BOUND:g}: "
+               f"{'met' if mean < BOUND else 'NOT met'}")
+    out.table("hannun_wraps", COLUMNS, rows,
+              f"Truncation wraps of a Hannun run ({kind}, {steps:,} steps, A = {s.arms}, "
+              f"D = {s.dims}, L = {s.precision_bits}, reciprocal_init {s.reciprocal_init}, "
+              f"Newton {s.newton_iterations}; {wall:.0f} s in one process)", verdict)
+    click.echo((out.folder / "hannun_wraps.md").read_text())
