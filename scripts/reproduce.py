@@ -1,6 +1,6 @@
 """Regenerate every table and figure of the five papers, the paper's numbers beside ours.
 
-Runs each row's script (one process per row, one row at a time: several of them time things),
+Runs each row's command (one process per row, one row at a time: several of them time things),
 keeps its CSVs, PNGs and log under OUT/ROW/, and writes OUT/reproduction.md: one section per
 paper, one row per table or figure with the paper's setting and numbers, our setting and
 numbers read back from the row's CSVs, the time the row took and the command that regenerated
@@ -37,7 +37,6 @@ from typing import Callable
 from mpcbandit.provenance import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "scripts"
 DOCS = ROOT / "docs"
 
 
@@ -50,7 +49,7 @@ class Row:
     name: str
     paper_setting: str
     paper_result: str | Callable[[list[dict]], str]  # a reader when the script records the paper's numbers
-    script: str
+    script: str  # the command, "mpcbandit figure NAME" or "mpcbandit bench NAME"
     output: str  # the file (CSV, or a JSON list) our numbers are read from
     quick: tuple[str, ...]
     full: tuple[str, ...]
@@ -59,7 +58,6 @@ class Row:
     ours: Callable[[list[dict]], str]
     images: tuple[str, ...] = ()
     note: str = ""
-    out_flag: str = "--out"  # the script's option naming its output folder; any other names `output`
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -99,7 +97,7 @@ def last_per(rows: list[dict], keys: tuple[str, ...], t: str = "t") -> dict[tupl
     return out
 
 
-# -- our numbers, read back from each script's CSVs ------------------------------------------
+# -- our numbers, read back from each command's CSVs --------------------------------------
 
 def ours_jdp_experiment(rows: list[dict]) -> str:
     final = last_per(rows, ("gap", "noise"))
@@ -310,14 +308,15 @@ def ours_hannun_8(rows: list[dict]) -> str:
 
 
 def ours_hannun_table1(rows: list[dict]) -> str:
-    recs = [r for r in rows if r["parties"] == 2 and r["median_s"]]
+    recs = [r for r in rows if str(r["parties"]) == "2" and r["median_s"]]
     want = {"add": None, "mul": None, "reciprocal": None, "argmax": 100}
     parts = []
     for op, size in want.items():
-        r = next((r for r in recs if r["op"] == op and (size is None or r["size"] == size)), None)
+        r = next((r for r in recs if r["op"] == op and (size is None or int(r["size"]) == size)), None)
         if r:
-            parts.append(f"{op}{' (|A| = 100)' if size else ''} {r['rounds']} round{'s' * (r['rounds'] != 1)}, "
-                         f"{r['median_s'] / r['plaintext_s']:,.0f}×")
+            n = int(r["rounds"])
+            parts.append(f"{op}{' (|A| = 100)' if size else ''} {n} round{'s' * (n != 1)}, "
+                         f"{float(r['median_s']) / float(r['plaintext_s']):,.0f}×")
     return "; ".join(parts) + " (slow-down against numpy in the same run)"
 
 
@@ -489,11 +488,10 @@ ROWS: tuple[Row, ...] = (
         ours_hannun_8, ("hannun_fig8.png",)),
     Row("hannun-table1", HANNUN, "Table 1 (rounds and slow-down of the key operations)",
         "|P| = 2, |A| = 100", "add 0 rounds 11×; mul 2, 380×; reciprocal 30, 6,000×; argmax O(P + log A), 34,000×",
-        "bench_ops.py", "ops.json", ("--quick", "--parties", "2", "--rounds-parties", "2"),
-        ("--parties", "2,3", "--rounds-parties", "2,3,5"),
+        "mpcbandit bench mpc-ops", "mpc_ops.csv", ("--parties", "2", "--rounds-parties", "2"),
+        ("--paper",),
         "2 parties as processes, 5 repeats, size 1000", "2 and 3 parties as processes, 21 repeats",
-        ours_hannun_table1, (), "The paper's slow-down is against PyTorch; ours against numpy, same run.",
-        out_flag="--json"),
+        ours_hannun_table1, (), "The paper's slow-down is against PyTorch; ours against numpy, same run."),
     Row("hannun-iteration", HANNUN, "a whole iteration (§5: ~500× at |P| = 2, |A| = 10)",
         "|P| = 2, |A| = 10", "nearly 500× slower than a regular implementation",
         "mpcbandit bench hannun", "bench_hannun.csv", ("--nets", "none", "--iterations", "200"),
@@ -506,22 +504,18 @@ BY_KEY = {r.key: r for r in ROWS}
 
 
 def command(row: Row, tier: str, out: Path) -> list[str]:
-    """The row's command line for a tier, writing into `out` (a script, or `mpcbandit ...`)."""
-    target = out if row.out_flag == "--out" else out / row.output
-    head = (["-m", *row.script.split()] if row.script.startswith("mpcbandit ")
-            else [str(SCRIPTS / row.script)])
-    return [sys.executable, *head, *(row.quick if tier == "quick" else row.full), row.out_flag, str(target)]
+    """The row's command line for a tier (`mpcbandit bench|figure NAME ...`), writing into `out`."""
+    return [sys.executable, "-m", *row.script.split(), *(row.quick if tier == "quick" else row.full),
+            "--out", str(out)]
 
 
 def shown(cmd: list[str]) -> str:
     """A command as a reader would type it from the repository root (without the output option)."""
-    if cmd[1] == "-m":
-        return shlex.join(cmd[2:-2])
-    return shlex.join(["python", f"scripts/{Path(cmd[1]).name}", *cmd[2:-2]])
+    return shlex.join(cmd[2:-2])
 
 
 def run_row(row: Row, tier: str, out: Path, timeout: float) -> dict:
-    """Run one row's script into out/ROW; record what ran, how long and how it ended."""
+    """Run one row's command into out/ROW; record what ran, how long and how it ended."""
     folder = out / row.key
     if folder.exists():
         shutil.rmtree(folder)
@@ -580,7 +574,7 @@ def report(out: Path, image_prefix: str) -> str:
                 except (KeyError, ValueError, IndexError, ZeroDivisionError) as e:
                     paper_result, ours = "", f"*unreadable output* ({type(e).__name__}: {e})"
                 setting = f"{meta['tier']}: " + (row.quick_size if meta["tier"] == "quick" else row.full_size)
-                # the command that makes this row now (the recorded one may name a retired script)
+                # the command that makes this row now (row.json keeps the one that ran)
                 made = (f"`{shown(command(row, meta['tier'], folder))}` ({meta['seconds']:.0f} s, "
                         f"{meta['finished'][:10]})")
             lines.append(f"| {cell(row.name)} | {cell(row.paper_setting)} | {cell(paper_result)} | "

@@ -32,6 +32,7 @@ BENCHES = {
     "dp-processes": "mpcbandit.experiments.dp_processes:bench",
     "hannun": "mpcbandit.experiments.hannun_secure:bench",
     "hannun-wraps": "mpcbandit.experiments.hannun_wraps:bench",
+    "mpc-ops": "mpcbandit.experiments.mpc_ops:bench",
     "o3m-leakage": "mpcbandit.experiments.o3m_leakage:bench",
     "o3m-round-time": "mpcbandit.experiments.o3m_cost:round_time",
     "o3m-table-c3": "mpcbandit.experiments.o3m_table_c3:table_c3",
