@@ -58,11 +58,8 @@ def test_a_relay_wait_past_its_deadline_names_what_it_waited_for(monkeypatch):
     monkeypatch.setattr(samba_relay, "DEADLINE_S", 0.2)
     ctx = zmq.Context()
     try:
-        router = ctx.socket(zmq.ROUTER)
-        router.bind("tcp://127.0.0.1:*")
-        poller = zmq.Poller()
-        poller.register(router, zmq.POLLIN)
+        router = samba_relay._router(ctx, "tcp://127.0.0.1:*")
         with pytest.raises(RuntimeError, match="waiting for comp's hello"):
-            samba_relay._recv(router, poller, "comp's hello")
+            samba_relay._recv(router, "comp's hello")
     finally:
         ctx.destroy(linger=0)

@@ -33,9 +33,9 @@ RUNTIME_COLUMNS = ["arms", "parties", "seconds_per_iteration", "rounds_per_itera
                    "all_bytes_per_iteration_feature_holder", "load_1min"]
 
 
-def secure_run(out: Output, sets: list[str] = (), **section) -> dict:
+def secure_run(out: Output, **section) -> dict:
     """The summary of one secure run of the shipped Hannun config, [hannun] keys overridden."""
-    sets = [*sets, *(f"hannun.{k}={json.dumps(v)}" for k, v in section.items())]
+    sets = [f"hannun.{k}={json.dumps(v)}" for k, v in section.items()]
     tag = "-".join(f"{k}{v}" for k, v in section.items()) or "default"
     return run_local(shipped_config(CONFIG, sets), out.folder / "runs" / tag,
                      echo=lambda *_: None)

@@ -64,8 +64,7 @@ class WrapLedger:
     def record(self, eng, x, d: int, mode: str) -> None:
         """One party's truncation of x by d bits; counted once both parties' have come."""
         if mode != "local":
-            raise click.UsageError(f"this bench measures local truncation; the run uses "
-                                   f"hannun.trunc = {mode!r}")
+            raise ValueError(f"the ledger counts local truncations, not {mode!r} ones")
         seq = getattr(self.local, "seq", 0)
         self.local.seq = seq + 1
         # the lead adds n 2^(d-1) before shifting (unbiased rounding): that is what is shifted
@@ -127,6 +126,11 @@ def bench(out: Output, paper: bool, steps: int, data: str | None, sets: tuple[st
     kind = kind_of_data(data)
     cfg = shipped_config("hannun-synthetic.toml", [
         f"hannun.iterations={steps}", f'hannun.data="{kind}"', 'run.security="none"', *sets])
+    s = cfg.section
+    if s.trunc not in ("auto", "local") or s.feature_holders != 2:
+        raise click.UsageError(f"this bench measures local truncation, which needs "
+                               f"hannun.trunc = \"local\" or \"auto\" and 2 feature holders "
+                               f"(given: {s.trunc!r}, {s.feature_holders})")
     ledger = WrapLedger()
     half = steps // 2
 
@@ -155,7 +159,6 @@ def bench(out: Output, paper: bool, steps: int, data: str | None, sets: tuple[st
                  total / steps * SWEEP, sum(ledger.wraps.values())])
     late = ledger.late_expected / max(1, steps - half) * SWEEP
     mean = total / steps * SWEEP
-    s = cfg.section
     verdict = (f"per {SWEEP:,}-step sweep: {mean:.2e} expected wraps at this run's mean rate, "
                f"{late:.2e} at its second half's; bound {BOUND:g}: "
                f"{'met' if mean < BOUND else 'NOT met'}")

@@ -101,9 +101,11 @@ def bench(out: Output, paper: bool, size: int, arms: list[int], repeats: int,
         for n in (arms if op == "argmax" else [size]):
             for p in sorted(set(parties) | set(rounds_parties)):
                 r = timed.get((op, n, p))
-                rounds = counted[p].get((op, n if op == "argmax" else None)) if p in counted \
-                    else r and r["rounds"]
-                if r is None and rounds is None:
+                if p in counted:
+                    rounds = counted[p].get((op, n if op == "argmax" else None))
+                else:
+                    rounds = r["rounds"] if r else None
+                if rounds is None:  # neither timed nor counted at this size
                     continue
                 measured = ([r["bytes_per_party"], r["median_s"], r["plaintext_s"],
                              r["median_s"] / r["plaintext_s"] if r["plaintext_s"] else None]

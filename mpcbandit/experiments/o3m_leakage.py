@@ -227,14 +227,14 @@ def bench(out: Output, paper: bool, data: str, partition: list[int] | None, arms
     """
     if data == "criteo":
         partition = partition or [12, 3, 6, 9, 9]
-        rows, stem, note = criteo_leakage(partition, arms, iterations, seed, data_path), \
-            "o3m_leakage_criteo", CRITEO_NOTE
+        rows = criteo_leakage(partition, arms, iterations, seed, data_path)
+        stem, note = "o3m_leakage_criteo", CRITEO_NOTE
         title = (f"O3M item-difference leakage on Criteo contexts (d = {criteo.DIMS}), partition "
                  f"{partition}, K = {arms}, T = {iterations}, no known user features")
     else:
         partition = partition or [20] * 5
-        rows, stem, note = synthetic_leakage(partition, arms, iterations, seed), \
-            "o3m_leakage", SYNTHETIC_NOTE
+        rows = synthetic_leakage(partition, arms, iterations, seed)
+        stem, note = "o3m_leakage", SYNTHETIC_NOTE
         title = (f"O3M leakage to the AP, d = {sum(partition)}, partition {partition}, "
                  f"K = {arms}, T = {iterations}")
     out.table(stem, list(rows[0]), [list(r.values()) for r in rows], title, note)

@@ -52,11 +52,29 @@ def _comp(addr: str, arms: int, steps: int) -> None:
     ctx.destroy(linger=1000)
 
 
-def _recv(router, poller, waiting_for: str) -> list[bytes]:
-    if not poller.poll(DEADLINE_S * 1000):
+def _recv(router, waiting_for: str, step: int | None = None) -> list[bytes]:
+    """The next message at the ROUTER (its RCVTIMEO is the deadline), or an error naming what
+    did not come."""
+    import zmq
+
+    try:
+        return router.recv_multipart()
+    except zmq.Again:
+        at = "" if step is None else f" at step {step}"
         raise RuntimeError(f"samba relay: no message for {DEADLINE_S:.0f} s while waiting for "
-                           f"{waiting_for}")
-    return router.recv_multipart()
+                           f"{waiting_for}{at}") from None
+
+
+def _router(ctx, addr: str):
+    """The Controller's ROUTER: a send to an unknown peer raises, every wait has DEADLINE_S."""
+    import zmq
+
+    router = ctx.socket(zmq.ROUTER)
+    router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+    router.setsockopt(zmq.RCVTIMEO, int(DEADLINE_S * 1000))
+    router.setsockopt(zmq.SNDTIMEO, int(DEADLINE_S * 1000))
+    router.bind(addr)
+    return router
 
 
 def relay_ms_per_step(arms: int, steps: int) -> float:
@@ -76,16 +94,11 @@ def relay_ms_per_step(arms: int, steps: int) -> float:
         p.start()
     ctx = zmq.Context()
     try:
-        router = ctx.socket(zmq.ROUTER)
-        router.setsockopt(zmq.ROUTER_MANDATORY, 1)  # a send to an unknown peer raises
-        router.setsockopt(zmq.SNDTIMEO, int(DEADLINE_S * 1000))
-        router.bind(addr)
-        poller = zmq.Poller()
-        poller.register(router, zmq.POLLIN)
+        router = _router(ctx, addr)
         comp_id = b"comp"
         early: list[bytes] = []  # owners' first scores that arrive before comp's hello
         while True:
-            ident, body = _recv(router, poller, "comp's hello")
+            ident, body = _recv(router, "comp's hello")
             if ident == comp_id and body == HELLO:
                 break
             early.append(ident)
@@ -95,10 +108,9 @@ def relay_ms_per_step(arms: int, steps: int) -> float:
                 t0 = time.perf_counter()
             got, early = early, []
             while len(got) < arms:
-                got.append(_recv(router, poller, f"{arms - len(got)} of {arms} data owners' "
-                                                 f"scores at step {step}")[0])
+                got.append(_recv(router, "the data owners' scores", step)[0])
             router.send_multipart([comp_id, b"".join([SCORE] * arms)])
-            while _recv(router, poller, f"comp's bits at step {step}")[0] != comp_id:
+            while _recv(router, "comp's bits", step)[0] != comp_id:
                 pass
             for ident in got:
                 router.send_multipart([ident, BIT])
