@@ -95,6 +95,16 @@ KINDS: dict[str, Kind] = {
                                         Component("c", _vector_pair_shape(
                                             sx, sy, _triangle_size(sx[-1])), "A", False)],
                         lambda p, f, s, prg, u: {"c": _aligned(outer_upper, f["a"], f["b"])}),
+    # triple for the outer product of three vectors, z[i, j, k] = p_i q_j w_k in one opening:
+    # a, b, c and every product of two or three of them
+    "outer3": Kind(lambda i, j, k: [Component("a", (i,), "A", True),
+                                    Component("b", (j,), "A", True),
+                                    Component("c", (k,), "A", True),
+                                    Component("ab", (i, j), "A", False),
+                                    Component("ac", (i, k), "A", False),
+                                    Component("bc", (j, k), "A", False),
+                                    Component("abc", (i, j, k), "A", False)],
+                   lambda p, f, s, prg, u: _outer3_products(f["a"], f["b"], f["c"])),
     # binary (AND) triple on 64-bit words: c = a & b
     "and": Kind(lambda: [Component("a", (), "B", True), Component("b", (), "B", True),
                          Component("c", (), "B", False)],
@@ -131,6 +141,13 @@ KINDS: dict[str, Kind] = {
     "perm": Kind(lambda a: [Component("g", (a,), "A", False)],
                  lambda p, f, s, prg, u: _derive_samples("perm", p, u, prg)),
 }
+
+
+def _outer3_products(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict[str, np.ndarray]:
+    """Per unit (axis 0): the outer products ab, ac, bc and abc (wrapping mod 2^64)."""
+    ab = a[:, :, None] * b[:, None, :]
+    return {"ab": ab, "ac": a[:, :, None] * c[:, None, :], "bc": b[:, :, None] * c[:, None, :],
+            "abc": ab[:, :, :, None] * c[:, None, None, :]}
 
 
 def _onehot_of_bits(w: np.ndarray) -> np.ndarray:

@@ -190,3 +190,26 @@ def test_inputs_from_and_outputs_to_non_computing_parties():
     assert np.allclose(res["arm.0"], feats * 2.0, atol=1e-5)
     for p in ("compute.0", "compute.1", "compute.2"):  # computing parties never learnt it
         assert chans[p].stats.op("open_to").bytes_received == 0
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_outer3_is_the_exact_product_of_three_vectors_in_one_round(n):
+    rng = np.random.default_rng(11 + n)
+    P = (rng.random(6) < 0.3).astype(float)          # a one-hot-like integer vector
+    Q = np.array([1.0, -2.5])                         # 3 fractional bits
+    W = rng.normal(0, 1, 7)
+
+    def fn(eng):
+        p = eng.input(P if eng.lead else None, "compute.0", 0)
+        q = eng.input(Q if eng.index == n - 1 else None, f"compute.{n - 1}", 3)
+        w = eng.input(W if eng.lead else None, "compute.0")
+        before = eng.chan.stats.op("outer3").rounds
+        z = eng.outer3(p, q, w)
+        return eng.chan.stats.op("outer3").rounds - before, z.frac, eng.open(z)
+
+    res, _ = run_engines(fn, n)
+    rounds, frac, z = res["compute.0"]
+    assert rounds == 1 and frac == L + 3
+    exact = (decode(encode(P, 0), 0)[:, None, None] * decode(encode(Q, 3), 3)[None, :, None]
+             * decode(encode(W, L), L)[None, None, :])
+    assert np.array_equal(z, exact)                   # no truncation: exact in the ring

@@ -18,7 +18,7 @@ from mpcbandit.mpc.rounds import IN_OP, Round
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.triangle import outer_upper, sym_matvec
 
-__all__ = ["input_value", "open_to", "bilinear", "square"]
+__all__ = ["input_value", "open_to", "bilinear", "outer3", "square"]
 
 
 def input_value(eng, value, owner: str, frac: int):
@@ -113,6 +113,22 @@ def bilinear(eng, op: str, x: AShare, y: AShare, rescale: bool = True):
         z = z.squeeze(axis=squeeze)
     out = AShare(z, x.frac + y.frac, eng.lead)
     return (yield from truncation.rescale(eng, out)) if rescale else out
+
+
+def outer3(eng, p: AShare, q: AShare, w: AShare):
+    """The outer product z[i, j, k] = p_i q_j w_k of three shared vectors in one opening (a
+    triple of three factors), exact at p.frac + q.frac + w.frac bits: where two chained
+    products would take two rounds, e.g. o_a · r_t · x_t."""
+    m = eng.material.take("outer3", (p.size, q.size, w.size), 1)
+    a, b, c, ab, ac, bc, abc = (m[k][0] for k in ("a", "b", "c", "ab", "ac", "bc", "abc"))
+    e, f, g = yield from open_values(eng, [p.v.ravel() - a, q.v.ravel() - b, w.v.ravel() - c])
+    # (e + a)(f + b)(g + c), expanded; e, f, g are public, so the lead adds their product alone
+    e, f, g = e[:, None, None], f[None, :, None], g[None, None, :]
+    z = abc + e * bc[None] + f * ac[:, None, :] + g * ab[:, :, None]
+    z += e * f * c[None, None, :] + e * g * b[None, :, None] + f * g * a[:, None, None]
+    if eng.lead:
+        z += e * f * g
+    return AShare(z, p.frac + q.frac + w.frac, eng.lead)
 
 
 def square(eng, x: AShare):

@@ -52,6 +52,9 @@ class Ops:
     def matmul(self, x: AShare, y: AShare, rescale: bool = True) -> Op:
         return Op("matmul", arith.bilinear(self.e, "matmul", x, y, rescale))
 
+    def outer3(self, p: AShare, q: AShare, w: AShare) -> Op:
+        return Op("outer3", arith.outer3(self.e, p, q, w))
+
     def square(self, x: AShare) -> Op:
         return Op("square", arith.square(self.e, x))
 
@@ -224,6 +227,11 @@ class Engine:
     def dot(self, x: AShare, y: AShare) -> AShare:
         """Inner product over the last axis of 1-D shares."""
         return self.run(self.op.matmul(x, y))
+
+    def outer3(self, p: AShare, q: AShare, w: AShare) -> AShare:
+        """z[i, j, k] = p_i q_j w_k of three vectors: 1 round, exact at the sum of their
+        fractional bits (no truncation)."""
+        return self.run(self.op.outer3(p, q, w))
 
     def square(self, x: AShare) -> AShare:
         return self.run(self.op.square(x))

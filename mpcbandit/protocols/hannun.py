@@ -211,20 +211,17 @@ def _share_context(eng: Engine, s: HannunSection, mine: np.ndarray, me: int):
     return AShare.concat(parts, axis=0)
 
 
-def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare,
-            x: AShare):
+def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare):
     """Steps 11-19: exact DP scores, argmax with the random tie-break, a_t to p'; [o_t] from
-    p', [r_t] from p'' (once the environment has told it); returns [o_t], [r_t x_t]."""
+    p', [r_t] from p'' (once the environment has told it); returns [o_t], [r_t]."""
     A, D = s.arms, s.dims
     prod = yield from arith.bilinear(eng, "matmul", b1.reshape(A, 1, D), u.reshape(A, D, 1),
                                      rescale=False)                     # 11: exact, 2L bits
     score = prod.reshape(A) + yv                                        # 13: (1-y) s + y v
     onehot = yield from compare.argmax(eng, score, "lex", permutation=gamma)  # 14-15
     yield from arith.open_to(eng, onehot, f"{PULLER}.0")                # 16: p' alone
-    o, r = yield from gather([arith.input_value(eng, None, f"{PULLER}.0", 0),   # 17-18: [o_t]
-                              arith.input_value(eng, None, f"{REWARD}.0", 0)])  # 19: [r_t]
-    rx = yield from arith.bilinear(eng, "matmul", r.reshape(1, 1), x.reshape(1, s.dims))
-    return o, rx                                                        # r_t x_t of step 22
+    return (yield from gather([arith.input_value(eng, None, f"{PULLER}.0", 0),  # 17-18: [o_t]
+                               arith.input_value(eng, None, f"{REWARD}.0", 0)]))  # 19: [r_t]
 
 
 def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
@@ -260,20 +257,22 @@ def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_c
                                arith.bilinear(eng, "matmul", (1 - y).reshape(1, 1),
                                               state["b"].reshape(1, A * D))])
     b1 = b1.reshape(A, D)
-    (o, rx), smt, x_next, xx = yield from gather([
-        _select(eng, s, b1, u, yv, gamma, x), _sherman_morrison_term(eng, s, u, x), next_context,
+    (o, r), smt, x_next, xx = yield from gather([
+        _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x), next_context,
         symmetric.outer_upper(eng, x) if "w" in state else _nothing()])
     m = smt.shape[-1]
-    cols = [_for_every_arm(rx, A)] + ([_for_every_arm(xx, A)] if xx is not None else [])
     # the term is truncated after o_a multiplies it: a truncation wraps with probability
-    # ~|value| 2^(2L)/2^64, and every arm but the pulled one is now exactly 0
-    w_term, upd = yield from gather([
+    # ~|value| 2^(2L)/2^64, and every arm but the pulled one is now exactly 0; o_a r_t x_t is
+    # one product of three factors, exact (o_a, r_t integers): one round, not two
+    w_term, orx, oxx = yield from gather([
         arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), smt.reshape(A, 1, m)),
-        arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), AShare.concat(cols, axis=-1))])
+        arith.outer3(eng, o, r, x),
+        arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), _for_every_arm(xx, A))
+        if xx is not None else _nothing()])
     state["w_inv"] = state["w_inv"] - symmetric.mirror(w_term[:, 0, :], D)  # 21, by eq. 1
-    state["b"] = state["b"] + upd[:, 0, :D]                                  # 22
+    state["b"] = state["b"] + orx.reshape(A, D)                              # 22
     if xx is not None:
-        state["w"] = state["w"] + symmetric.mirror(upd[:, 0, D:], D)         # 21 itself
+        state["w"] = state["w"] + symmetric.mirror(oxx[:, 0, :], D)          # 21 itself
     return x_next
 
 
