@@ -32,13 +32,15 @@ def test_bench_hannun_measures_the_secure_run_beside_its_float64_reference(tmp_p
 
 
 @pytest.mark.parametrize("fig,size,points", [("1", ["--steps", "100", "--runs", "2"], 4 * 50),
-                                             ("2", ["--sizes", "20,40", "--runs", "1"], 2 * 9),
-                                             ("5", ["--steps", "40", "--runs", "1"], 2 * 9)])
-def test_reward_figures_write_their_table_in_csv_and_markdown(tmp_path, fig, size, points):
+                                             ("2", ["--sizes", "20,40", "--runs", "2"], 2 * 9),
+                                             ("5", ["--steps", "40", "--runs", "2"], 2 * 9)])
+def test_reward_figures_write_their_mean_and_spread_over_runs(tmp_path, fig, size, points):
     _invoke(tmp_path, "figure", f"hannun-{fig}", *size, "--data", "synthetic")
     rows = _rows(tmp_path / f"hannun_fig{fig}.csv")
     assert len(rows) == points          # fig 1: 50 samples per ε; figs 2, 5: nine ε per curve
     assert all(0.0 <= float(r["average_reward"]) <= 1.0 for r in rows)
+    # the spread over the 2 runs: zero for none of the curves (the seeds differ)
+    assert all(float(r["std"]) >= 0 for r in rows) and any(float(r["std"]) > 0 for r in rows)
     # under the title: the header, the rule and a line per row
     assert (tmp_path / f"hannun_fig{fig}.md").read_text().count("\n|") == points + 2
 

@@ -59,24 +59,28 @@ def _eta(arms: int, eps: float) -> float:
     return math.log(arms / eps) if eps > 0 else math.inf
 
 
-def _eta_sweep(kind: str, arms: int, steps: int, runs: int) -> list[tuple[float, float]]:
-    """(η, average reward over runs) for every ε of the sweep."""
-    return [(_eta(arms, eps), float(np.mean([rewards_of(kind, steps, arms, eps, seed).mean()
-                                              for seed in range(runs)])))
-            for eps in EPSILONS]
+def _eta_sweep(kind: str, arms: int, steps: int, runs: int
+               ) -> list[tuple[float, float, float]]:
+    """(η, mean and standard deviation over runs of the average reward) for every ε."""
+    points = []
+    for eps in EPSILONS:
+        rewards = [rewards_of(kind, steps, arms, eps, seed).mean() for seed in range(runs)]
+        points.append((_eta(arms, eps), float(np.mean(rewards)), float(np.std(rewards))))
+    return points
 
 
 def _eta_figure(out: Output, stem: str, column: str, cases: list[tuple[int, str, int, int]],
                 kind: str, runs: int, title: str) -> None:
     """Reward against η, one curve per case (value, label, arms, steps): table and figure
-    (η = ∞, ε = 0, in the table only)."""
+    (η = ∞, ε = 0, in the table only); error bars: standard deviation over runs."""
     rows, curves = [], []
     for value, label, arms, steps in cases:
         points = _eta_sweep(kind, arms, steps, runs)
-        rows += [[value, eta, r] for eta, r in points]
-        finite = [(e, r) for e, r in points if math.isfinite(e)]
-        curves.append(Curve(label, [e for e, _ in finite], [r for _, r in finite]))
-    out.table(stem, [column, "eta", "average_reward"], rows, title)
+        rows += [[value, eta, r, sd] for eta, r, sd in points]
+        finite = [p for p in points if math.isfinite(p[0])]
+        curves.append(Curve(label, [p[0] for p in finite], [p[1] for p in finite],
+                            [p[2] for p in finite] if runs > 1 else None))
+    out.table(stem, [column, "eta", "average_reward", "std"], rows, title)
     out.figure(stem, [Panel("", "η = log(|A|/ε)", "average reward", curves, logx=False)], title)
 
 
@@ -110,7 +114,8 @@ def figure_1(out: Output, paper: bool, steps: int, runs: int, data: str | None) 
 @data_option
 def figure_2(out: Output, paper: bool, sizes: list[int], runs: int, data: str | None) -> None:
     """Hannun et al. (2019) Figure 2: average reward against η = log(|A|/ε) for several data
-    set sizes T, |A| = 10 (ε = 0, η = ∞, is in the table, not on the axis). Writes
+    set sizes T, |A| = 10, mean over runs (bars: standard deviation; ε = 0, η = ∞, is in the
+    table, not on the axis). Writes
     hannun_fig2.csv/.md/.png."""
     kind = kind_of_data(data)
     _eta_figure(out, "hannun_fig2", "T", [(t, f"T = {t:,}", 10, t) for t in sizes], kind, runs,
@@ -126,7 +131,7 @@ def figure_5(out: Output, paper: bool, arms: list[int], steps: int, runs: int,
              data: str | None) -> None:
     """Hannun et al. (2019) Figure 5: average reward against η for several arm counts; with
     MNIST the arms are K-means clusters of its features with Bernoulli rewards (σ = 1/2), as in
-    the paper. Writes hannun_fig5.csv/.md/.png."""
+    the paper; mean over runs (bars: standard deviation). Writes hannun_fig5.csv/.md/.png."""
     kind = "kmeans" if kind_of_data(data) == "mnist" else "synthetic"
     _eta_figure(out, "hannun_fig5", "arms", [(a, f"|A| = {a}", a, steps) for a in arms], kind,
                 runs, f"Hannun et al. Fig. 5: reward against η ({kind}, {steps:,} steps, "
