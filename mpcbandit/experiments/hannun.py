@@ -22,6 +22,7 @@ from mpcbandit.experiments.common import (
     Panel,
     experiment_command,
     int_list,
+    mean_std,
     sized_option,
 )
 from mpcbandit.mpc.prg import Prg
@@ -59,13 +60,13 @@ def _eta(arms: int, eps: float) -> float:
     return math.log(arms / eps) if eps > 0 else math.inf
 
 
-def _eta_sweep(kind: str, arms: int, steps: int, runs: int
-               ) -> list[tuple[float, float, float]]:
+def _eta_sweep(kind: str, arms: int, steps: int, runs: int) -> list[tuple[float, float, float]]:
     """(η, mean and standard deviation over runs of the average reward) for every ε."""
     points = []
     for eps in EPSILONS:
-        rewards = [rewards_of(kind, steps, arms, eps, seed).mean() for seed in range(runs)]
-        points.append((_eta(arms, eps), float(np.mean(rewards)), float(np.std(rewards))))
+        mean, std = mean_std(np.array([rewards_of(kind, steps, arms, eps, seed).mean()
+                                       for seed in range(runs)]))
+        points.append((_eta(arms, eps), float(mean), float(std)))
     return points
 
 
@@ -115,8 +116,7 @@ def figure_1(out: Output, paper: bool, steps: int, runs: int, data: str | None) 
 def figure_2(out: Output, paper: bool, sizes: list[int], runs: int, data: str | None) -> None:
     """Hannun et al. (2019) Figure 2: average reward against η = log(|A|/ε) for several data
     set sizes T, |A| = 10, mean over runs (bars: standard deviation; ε = 0, η = ∞, is in the
-    table, not on the axis). Writes
-    hannun_fig2.csv/.md/.png."""
+    table, not on the axis). Writes hannun_fig2.csv/.md/.png."""
     kind = kind_of_data(data)
     _eta_figure(out, "hannun_fig2", "T", [(t, f"T = {t:,}", 10, t) for t in sizes], kind, runs,
                 f"Hannun et al. Fig. 2: reward against η ({kind}, |A| = 10, {_runs(runs)})")

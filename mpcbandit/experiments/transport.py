@@ -40,7 +40,7 @@ EXPERIMENT_COLUMNS = ["experiment", "curve_ms_per_iteration", "none_ms_per_itera
                       "vs_rounds_x_raw_round", "busiest_kb_per_iteration"]
 #: the per-round goals of the transport: within 1.5x of raw up to 8 KiB, 1.2x from 64 KiB
 SMALL_GOAL, LARGE_GOAL = 1.5, 1.2
-#: a worker's own deadline: the longest size at full repetitions takes well under a minute
+#: how long a case's workers may take: a stuck worker fails the bench by name, never hangs it
 WORKER_TIMEOUT_S = 600
 
 
@@ -76,8 +76,9 @@ def timed_round(n: int, mode: str, sizes: list[int], quick: bool, pin: bool) -> 
 
 
 def curve_cost_on_experiment(repeats: int, raw_round_us: float, out: Path) -> list:
-    """The default experiment with CurveZMQ and without (interleaved runs, medians): seconds per
-    iteration, and those against its critical rounds × the raw 2-process round of this run."""
+    """The default experiment with CurveZMQ and without (interleaved runs, medians; each run's
+    folder under `out`): seconds per iteration, and those against its critical rounds × the raw
+    2-process round of this run."""
     per_iteration: dict[str, list[float]] = {"curve": [], "none": []}
     summaries = {}
     for r in range(repeats):
@@ -93,12 +94,12 @@ def curve_cost_on_experiment(repeats: int, raw_round_us: float, out: Path) -> li
             curve / floor, s["bytes_per_step"] / 1e3]
 
 
-def _goal_note(rows: list[list]) -> str:
+def _goal_note(rows: list[dict]) -> str:
     """How many cases meet the per-round goals, and the worst ratio of each band."""
     parts = []
     for band, goal, keep in (("<= 8 KiB", SMALL_GOAL, lambda b: b <= 8 * 1024),
                              (">= 64 KiB", LARGE_GOAL, lambda b: b >= 64 * 1024)):
-        ratios = [r[6] for r in rows if keep(r[3])]
+        ratios = [r["ratio"] for r in rows if keep(r["payload_bytes"])]
         if ratios:
             met = sum(x <= goal for x in ratios)
             parts.append(f"payloads {band}: {met} of {len(ratios)} within {goal}x of raw "
@@ -106,17 +107,19 @@ def _goal_note(rows: list[list]) -> str:
     return "Goal: " + "; ".join(parts) + "." if parts else ""
 
 
-def _panels(rows: list[list]) -> list[Panel]:
+def _panels(rows: list[dict]) -> list[Panel]:
     """Round time against payload, ours beside raw, per (processes, security), tcp and ipc."""
     panels = []
     for procs, security in ((2, "none"), (3, "none"), (2, "curve")):
         curves = []
         for link in ("tcp", "ipc"):
-            case = [r for r in rows if (r[0], r[1], r[2]) == (procs, link, security)]
+            case = [r for r in rows if (r["procs"], r["link"], r["security"])
+                    == (procs, link, security)]
             if case:
-                x = [r[3] for r in case]
-                curves += [Curve(f"ours, {link}", x, [r[4] for r in case]),
-                           Curve(f"raw pyzmq, {link}", x, [r[5] for r in case], dashed=True)]
+                x = [r["payload_bytes"] for r in case]
+                curves += [Curve(f"ours, {link}", x, [r["ours_us"] for r in case]),
+                           Curve(f"raw pyzmq, {link}", x, [r["raw_us"] for r in case],
+                                 dashed=True)]
         if curves:
             panels.append(Panel(f"{procs} processes, security {security}", "payload (bytes)",
                                 "µs per round (median)", curves, logx=True))
@@ -133,8 +136,8 @@ def _panels(rows: list[list]) -> list[Panel]:
                    "fastest placement of a run decides its figure.")
 @click.option("--experiment", is_flag=True,
               help="Also run the default experiment with CurveZMQ and without (interleaved, "
-                   "REPEATS each; about a minute per pair) and set it against its critical "
-                   "rounds times the raw 2 process round of this run.")
+                   "REPEATS each, their folders under runs/ in OUT) and set it against its "
+                   "critical rounds times the raw 2 process round of this run.")
 def bench(out: Output, paper: bool, sizes: list[int], repeats: int, pin: bool,
           experiment: bool) -> None:
     """One exchange round (every party sends the payload to every other, then receives theirs)
@@ -162,26 +165,26 @@ def bench(out: Output, paper: bool, sizes: list[int], repeats: int, pin: bool,
         best_ours = [min(rs, key=lambda r: r["median_us"]) for rs in zip(*ours)]
         best_raw = [min(rs, key=lambda r: r["median_us"]) for rs in zip(*raw)]
         for o, r in zip(best_ours, best_raw):
-            rows.append([n, link, security, o["size"], o["median_us"], r["median_us"],
-                         o["median_us"] / r["median_us"], o["cpu_us"], r["cpu_us"], o["mb_s"],
-                         r["mb_s"], pin])
+            rows.append(dict(zip(COLUMNS, [
+                n, link, security, o["size"], o["median_us"], r["median_us"],
+                o["median_us"] / r["median_us"], o["cpu_us"], r["cpu_us"], o["mb_s"], r["mb_s"],
+                pin])))
             click.echo(f"{n} procs {link} {security:>5} {o['size']:>8} B: ours "
                        f"{o['median_us']:8.1f} µs, raw {r['median_us']:8.1f} µs, "
-                       f"{rows[-1][6]:.2f}x")
+                       f"{rows[-1]['ratio']:.2f}x")
     reps = "quick" if not paper else "full"
     note = (f"One round = send the payload to every peer, receive every peer's. ours_us, raw_us: "
             f"median round over the timed rounds ({reps} repetitions after {WARMUP} warm-up "
-            "rounds), "
-            f"the median over processes, best of {repeats} interleaved runs. cpu: process CPU "
-            "(all threads) per round per process. Raw CurveZMQ runs without an authenticator "
-            "(the cipher alone). " + _goal_note(rows))
+            f"rounds), the median over processes, best of {repeats} interleaved runs. cpu: "
+            "process CPU (all threads) per round per process. Raw CurveZMQ runs without an "
+            "authenticator (the cipher alone). " + _goal_note(rows))
     title = f"One exchange round, ours beside raw pyzmq, {placement} ({out.machine})"
-    out.table("transport", COLUMNS, rows, title, note)
+    out.table("transport", COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title, note)
     out.figure("transport", _panels(rows), title)
     if experiment:
-        raw_round = min(r[5] for r in rows if r[:3] == [2, "tcp", "none"])
-        with tempfile.TemporaryDirectory() as tmp:
-            exp = curve_cost_on_experiment(repeats, raw_round, Path(tmp))
+        raw_round = min(r["raw_us"] for r in rows
+                        if (r["procs"], r["link"], r["security"]) == (2, "tcp", "none"))
+        exp = curve_cost_on_experiment(repeats, raw_round, out.folder / "runs")
         out.table("transport_experiment", EXPERIMENT_COLUMNS, [exp],
                   f"The default experiment with CurveZMQ and without, median of {repeats} "
                   f"({out.machine})",

@@ -23,10 +23,12 @@ import zmq.utils.z85
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.zmq_link import ZmqLink
 
-__all__ = ["WARMUP", "reps_for", "time_rounds"]
+__all__ = ["MODES", "WARMUP", "reps_for", "time_rounds"]
 
 #: rounds run before timing starts (connections, caches, CURVE handshakes settle)
 WARMUP = 50
+MODES = {kind + curve + ipc for kind in ("ours", "raw") for curve in ("", "-curve")
+         for ipc in ("", "-ipc")}
 
 
 def reps_for(size: int, quick: bool) -> int:
@@ -47,8 +49,7 @@ def _curve_keys(n: int) -> dict[str, tuple[bytes, bytes]]:
 def time_rounds(rank: int, n: int, base: int, mode: str, sizes: list[int], quick: bool,
                 ipc_dir: str, pin: bool) -> list[dict]:
     """Per payload size: the median round in µs, MB/s sent and process CPU per round."""
-    if mode not in {f"{kind}{curve}{ipc}" for kind in ("ours", "raw") for curve in ("", "-curve")
-                    for ipc in ("", "-ipc")}:
+    if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (ours or raw, then -curve, then -ipc)")
     names = [f"p.{i}" for i in range(n)]
     me = names[rank]
