@@ -1,6 +1,7 @@
-"""The three bandit tasks of Hannun et al. §5 as BanditData: MNIST digits (10 arms, reward 1
-for the true digit), K-means arms with Gaussian-kernel Bernoulli rewards, and a synthetic
-stand-in for MNIST that needs no download."""
+"""The bandit tasks Hannun's protocol reads, as BanditData: the three of Hannun et al. §5 (MNIST
+digits, 10 arms, reward 1 for the true digit; K-means arms with Gaussian-kernel Bernoulli
+rewards; a synthetic stand-in for MNIST that needs no download) and the frontier's common linear
+task (`linear`: the K arms' features side by side, / sqrt K, as one context of D = K x d)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ import numpy as np
 
 from mpcbandit.data import BanditData, data_root
 from mpcbandit.data.kmeans import kernel_probabilities, kmeans
+from mpcbandit.data.linear_task import USERS, linear_task
 from mpcbandit.data.mnist import mnist_features
 from mpcbandit.data.synthetic import synthetic_classes
 from mpcbandit.protocols import seeded_rng
 
 __all__ = ["TASKS", "make_task", "mnist_dir", "MNIST_TRAIN_SIZE"]
 
-TASKS = ("synthetic", "mnist", "kmeans")
+TASKS = ("synthetic", "mnist", "kmeans", "linear")
 MNIST_TRAIN_SIZE = 60_000
 
 
@@ -62,6 +64,13 @@ def make_task(kind: str, *, iterations: int, dims: int, arms: int, seed: int,
         x, labels = synthetic_classes(iterations, dims, arms, seeded_rng(seed, "hannun/synthetic"))
         rewards = _one_hot(labels, arms)
         return BanditData(x, rewards, rewards)
+    if kind == "linear":
+        if dims % arms:
+            raise ValueError(f"the linear task's context is the {arms} arms' features side by "
+                             f"side: D = {dims} must be a multiple of |A| = {arms}")
+        x, means, rewards = linear_task(seed, dims // arms, arms).steps(USERS, iterations)
+        # / sqrt |A|: Hannun's contexts have norm <= 1 (the model stays exact, theta_a scaled)
+        return BanditData(x.reshape(iterations, dims) / np.sqrt(arms), rewards, means)
     if kind not in ("mnist", "kmeans"):
         raise ValueError(f"unknown task {kind!r} (one of {', '.join(TASKS)})")
     x, labels = _mnist(str(mnist_dir(data_dir)), dims, split)

@@ -10,11 +10,25 @@ import dataclasses
 
 import numpy as np
 
+from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bodies import expect_array, expect_fields
 from mpcbandit.config import Config
+from mpcbandit.data.linear_task import LinearStream
 from mpcbandit.dp.noise import NormalSource, seeded_source
 
-__all__ = ["noise_source", "noise_off", "regret_series", "privacy_phrase", "expect_statistics"]
+#: the environments a [jdp] or [feducb] section's `data` names
+DATA = ("gap", "linear")
+
+__all__ = ["DATA", "user_stream", "noise_source", "noise_off", "regret_series", "privacy_phrase",
+           "expect_statistics"]
+
+
+def user_stream(seed: int, s, stream: str) -> GapEnvironment | LinearStream:
+    """One stream of users and their action sets: Dubey & Pentland's gap environment, or the
+    frontier's common linear task (`data = "linear"`)."""
+    if s.data == "linear":
+        return LinearStream(seed, s.dims, s.actions, stream)
+    return GapEnvironment(seed, s.dims, s.actions, stream, getattr(s, "gap", 0.1))
 
 
 def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:

@@ -24,9 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpcbandit.bandits.feducb import (SCHEDULES, FedEstimators, default_threshold, prop1_bound,
-                                      sync_rounds_of)
-from mpcbandit.bandits.gap_env import GapEnvironment
+from mpcbandit.bandits.feducb import (
+    SCHEDULES,
+    FedEstimators,
+    default_threshold,
+    prop1_bound,
+    sync_rounds_of,
+)
 from mpcbandit.bandits.graphs import GRAPHS, build_graph, diameter, within_hops
 from mpcbandit.bodies import expect_bool, expect_fields, expect_index
 from mpcbandit.config import Config, spec
@@ -34,8 +38,15 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import (expect_statistics, noise_off, noise_source, privacy_phrase,
-                                            regret_series)
+from mpcbandit.protocols.dp_common import (
+    DATA,
+    expect_statistics,
+    noise_off,
+    noise_source,
+    privacy_phrase,
+    regret_series,
+    user_stream,
+)
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 from mpcbandit.protocols.jdp import check_budget
 
@@ -52,6 +63,8 @@ class FeducbSection:
     dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
     actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
     horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds (every agent acts each round)")
+    data: str = spec("gap", choices=DATA, doc="gap: the users of section 4.4; linear: the "
+                                              "frontier's common task (agent i: stream agent{i})")
     epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
     delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
     noise: str = spec("gaussian", choices=NOISES,
@@ -172,7 +185,7 @@ def _central_agent(ctx: PartyContext) -> dict:
     params = params_of(s)
     threshold = threshold_of(s, params)
     ctrl = f"{CONTROLLER}.0"
-    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, f"agent{ctx.index}")
+    env = user_stream(ctx.config.seed, s, f"agent{ctx.index}")
     priv = Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{ctx.index}"))
     est = FedEstimators(1, s.dims, params, s.agents, sigma=s.reward_sigma, alpha=s.alpha,
                         beta=fixed_beta(s))
@@ -237,7 +250,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     adj = graph_of(s)
     nbrs = [f"{AGENT}.{j}" for j in sorted(adj[i])]
     ball = within_hops(adj, i, gam)  # N_gamma(i): whose sums make up my S
-    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, f"agent{i}")
+    env = user_stream(ctx.config.seed, s, f"agent{i}")
     privs = [Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{i}/slot{g}"))
              for g in range(gam)]
     est = FedEstimators(gam, s.dims, params, len(ball), sigma=s.reward_sigma, alpha=s.alpha,

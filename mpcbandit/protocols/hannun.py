@@ -77,7 +77,8 @@ class HannunSection:
     epsilon: float = spec(0.1, min=0.0, max=1.0, doc="exploration probability")
     precision_bits: int = spec(20, min=8, max=26, doc="L: fixed-point fractional bits")
     newton_iterations: int = spec(7, min=1, max=30, doc="Newton-Raphson steps of the reciprocal")
-    data: str = spec("synthetic", choices=TASKS, doc="synthetic | mnist | kmeans")
+    data: str = spec("synthetic", choices=TASKS,
+                     doc="synthetic | mnist | kmeans | linear (the frontier's task; D = |A| x d)")
     data_dir: str = spec("", local=True, doc="MNIST IDX directory (default: $MPCBANDIT_DATA or ../shared/data/mnist)")
     sigma: float = spec(0.5, min=1e-3, doc="kernel width of the kmeans task's rewards")
     reinvert_every: int = spec(0, min=0, doc="§7: recompute W_a^{-1} from W_a every k steps (0: off)")
@@ -100,6 +101,9 @@ class HannunSection:
         if self.dims < self.feature_holders:
             raise ConfigError(f"{path}.dims", f"{self.dims} features cannot be split over "
                               f"{self.feature_holders} feature holders (each needs at least one)")
+        if self.data == "linear" and (self.dims % self.arms or self.dims // self.arms < 2):
+            raise ConfigError(f"{path}.dims", f"data = 'linear' lays the {self.arms} arms' "
+                              f"features side by side: D = {self.dims} must be |A| x d with d >= 2")
         if self.data == "mnist" and self.arms != 10:
             raise ConfigError(f"{path}.arms", f"the mnist task has 10 arms (digits), got {self.arms}")
         if self.trunc == "local" and self.feature_holders != 2:

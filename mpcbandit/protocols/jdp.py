@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bandits.jdp_linucb import JDP_STREAM, jdp_arm
 from mpcbandit.bodies import expect_array, expect_fields, expect_index, expect_real
 from mpcbandit.config import Config, spec
@@ -24,8 +23,15 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import (expect_statistics, noise_off, noise_source, privacy_phrase,
-                                            regret_series)
+from mpcbandit.protocols.dp_common import (
+    DATA,
+    expect_statistics,
+    noise_off,
+    noise_source,
+    privacy_phrase,
+    regret_series,
+    user_stream,
+)
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 LEARNER, PRIVATIZER, ENV = "learner", "privatizer", "env"
@@ -39,6 +45,8 @@ class JdpSection:
     dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
     actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
     horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds")
+    data: str = spec("gap", choices=DATA, doc="gap: the users of Dubey & Pentland's section 4.4; "
+                                              "linear: the frontier's common task")
     gap: float = spec(0.1, min=0.0, max=0.3, doc="the best action's least lead in mean reward "
                                                  "(best in [0.6, 0.7] + gap, the rest in [0.5, 0.6])")
     epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
@@ -126,7 +134,7 @@ def run_role(ctx: PartyContext) -> dict:
                                        "nodes": nodes})
             ctx.progress(t, s.horizon)
         return {"nodes_used": nodes, "depth": priv.tree.depth}
-    env = GapEnvironment(ctx.config.seed, s.dims, s.actions, JDP_STREAM, s.gap)
+    env = user_stream(ctx.config.seed, s, JDP_STREAM)
     start, st = ctx.resume() or (0, {"env": None, "arms": [], "rewards": [], "regret": []})
     if st["env"] is not None:
         env.load_state(st["env"])

@@ -31,10 +31,18 @@ import numpy as np
 from mpcbandit.bandits.linear import LinearBandit
 from mpcbandit.bodies import expect_array, expect_index, expect_real
 from mpcbandit.config import Config, spec
-from mpcbandit.crypto.orthogonal_mask import block_offsets, column_blocks, haar_orthogonal
+from mpcbandit.crypto.orthogonal_mask import (
+    block_offsets,
+    column_blocks,
+    haar_orthogonal,
+)
 from mpcbandit.data import criteo
-from mpcbandit.data.vertical_synthetic import (NOISE_READINGS, SyntheticEnvironment,
-                                               SyntheticParticipant)
+from mpcbandit.data.linear_task import USERS, LinearTask, linear_task
+from mpcbandit.data.vertical_synthetic import (
+    NOISE_READINGS,
+    SyntheticEnvironment,
+    SyntheticParticipant,
+)
 from mpcbandit.errors import ConfigError
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
@@ -65,8 +73,9 @@ class O3mSection:
     noise: str = spec("std", choices=NOISE_READINGS,
                       doc="synthetic rewards' N(0, 0.05) read as a std (reproduces the paper's "
                           "partial/central ratio > 10) or as a variance")
-    data: str = spec("synthetic", choices=("synthetic", "criteo"),
-                     doc="synthetic contexts, or the Criteo sample (o3m.data_path)")
+    data: str = spec("synthetic", choices=("synthetic", "criteo", "linear"),
+                     doc="synthetic contexts, the Criteo sample (o3m.data_path), or the "
+                         "frontier's linear task (Bernoulli rewards)")
     data_path: str = spec("", local=True, doc="criteo log (CSV or TSV); '' = the shared 1,999-row sample")
     baseline: str = spec("central", choices=("central", "partial"),
                          doc="--plaintext: LinUCB/LinTS on all d features, or the first few only")
@@ -160,9 +169,37 @@ def _criteo_log(cfg: Config) -> criteo.CriteoCatalog:
     return catalog
 
 
+class _LinearParticipant:
+    """Participant p's columns of the common linear task's features (stream "users")."""
+
+    def __init__(self, task: LinearTask, cols: tuple[int, int]):
+        self.task, self.cols = task, cols
+
+    def features(self, t: int) -> np.ndarray:
+        a, b = self.cols
+        return self.task.step(USERS, t)[0][:, a:b]
+
+
+class _LinearEnvironment:
+    """The common linear task's users: Bernoulli rewards, pseudo-regret against the best mean."""
+
+    def __init__(self, task: LinearTask):
+        self.task, self.horizon = task, None
+
+    def contexts(self, t: int) -> np.ndarray:
+        return self.task.step(USERS, t)[0]
+
+    def feedback(self, t: int, arm: int) -> tuple[float, float]:
+        _, means, uniform = self.task.step(USERS, t)
+        return float(uniform < means[arm]), float(means.max() - means[arm])
+
+
 def participant_stream(cfg: Config, p: int):
     """Participant p's own features: an object with features(t) -> (K, d_p)."""
     s: O3mSection = cfg.section
+    if s.data == "linear":
+        task = linear_task(cfg.seed, s.dims, s.arms)
+        return _LinearParticipant(task, block_offsets(s.partition)[p])
     if s.data == "criteo":
         return _CriteoParticipant(_criteo_log(cfg), block_offsets(s.partition)[p])
     return SyntheticParticipant(cfg.seed, s.partition, s.arms, p)
@@ -171,6 +208,8 @@ def participant_stream(cfg: Config, p: int):
 def environment(cfg: Config):
     """The simulated user stream: contexts(t) -> (K, d), feedback(t, a) -> (reward, regret)."""
     s: O3mSection = cfg.section
+    if s.data == "linear":
+        return _LinearEnvironment(linear_task(cfg.seed, s.dims, s.arms))
     if s.data == "criteo":
         return _CriteoEnvironment(_criteo_log(cfg))
     return SyntheticEnvironment(cfg.seed, s.partition, s.arms, s.noise)
