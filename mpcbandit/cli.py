@@ -72,7 +72,30 @@ _net_opt = click.option("--net", default=None, metavar="NET",
                         help="Emulated network: none | lan | wan | one_way_ms=MS,mbit_s=MBIT.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group whose commands are imported only when the group is used (`mpcbandit --help` and
+    `run` do not load the experiments)."""
+
+    def __init__(self, *args, targets: dict[str, str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.targets = targets
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.targets))
+
+    def get_command(self, ctx, name: str):
+        if name not in self.targets:
+            return super().get_command(ctx, name)
+        module, _, attr = self.targets[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+#: top-level commands kept in their own modules, imported when used
+COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier"}
+
+
+@click.group(cls=_LazyGroup, targets=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mpcbandit", message="mpcbandit %(version)s")
 def main() -> None:
     """mpcbandit: privacy-preserving bandit protocols, one OS process per party."""
@@ -313,24 +336,6 @@ def explain(protocol: str) -> None:
     from mpcbandit.explain import explain_text
 
     click.echo(explain_text(protocol))
-
-
-class _LazyGroup(click.Group):
-    """A group whose commands are imported only when the group is used (`mpcbandit --help` and
-    `run` do not load the experiments)."""
-
-    def __init__(self, *args, targets: dict[str, str], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.targets = targets
-
-    def list_commands(self, ctx) -> list[str]:
-        return sorted(self.targets)
-
-    def get_command(self, ctx, name: str):
-        if name not in self.targets:
-            return None
-        module, _, attr = self.targets[name].partition(":")
-        return getattr(importlib.import_module(module), attr)
 
 
 @main.group(cls=_LazyGroup, targets=BENCHES)

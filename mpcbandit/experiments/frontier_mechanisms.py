@@ -1,0 +1,152 @@
+"""The mechanisms of `mpcbandit frontier`: how each consumes the common linear task, what it
+guarantees, and who learns what.
+
+Each mechanism is a shipped config plus the overrides that put the common task (d features per
+arm, K arms, T steps, M holders) into its own shape, so every row is a real run of the same
+launcher as `mpcbandit run`. The guarantee and "learns" texts summarise docs/threat-model.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from mpcbandit.data.linear_task import USERS, linear_task
+from mpcbandit.data.samba import top_means, write_arm_file
+
+__all__ = ["FrontierTask", "Mechanism", "MECHANISMS", "split"]
+
+
+@dataclass(frozen=True)
+class FrontierTask:
+    """The common task's sizes: d features per arm, K arms, T steps, M holders, FedUCB agents."""
+
+    dims: int
+    arms: int
+    steps: int
+    seeds: list[int]
+    holders: int
+    agents: int
+    timing_steps: int
+    folder: Path = Path(".")  # where a mechanism may write an input file (SAMBA's arm file)
+
+
+def split(d: int, m: int) -> list[int]:
+    """d columns over m holders, as evenly as possible, the first ones one wider."""
+    return [d // m + (i < d % m) for i in range(m)]
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One row family of the frontier: a config, its overrides for the task, its promises."""
+
+    name: str
+    config: str
+    guarantee: str
+    learns: str
+    overrides: Callable[[FrontierTask, int, int, float | None], list[str]]  # task, seed, T, eps
+    dp: bool = False           # one row per epsilon
+    plaintext: bool = False    # a non-private reference, run in one process
+    regret: Callable[[dict, FrontierTask, int], float] | None = None  # default: the summary's
+
+    def run_regret(self, summary: dict, task: FrontierTask, seed: int) -> float:
+        """Cumulative pseudo-regret of one user stream over the run's T steps."""
+        if self.regret is not None:
+            return self.regret(summary, task, seed)
+        return float(summary["cumulative_regret"])
+
+
+def _hannun(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
+    return ["hannun.data=linear", f"hannun.arms={t.arms}", f"hannun.dims={t.arms * t.dims}",
+            f"hannun.feature_holders={t.holders}", f"hannun.iterations={steps}"]
+
+
+def _o3m(algorithm: str):
+    def sets(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
+        return ["o3m.data=linear", f"o3m.participants={t.holders}",
+                f"o3m.partition={split(t.dims, t.holders)}", f"o3m.arms={t.arms}",
+                f"o3m.iterations={steps}", f"o3m.algorithm={algorithm!r}", "o3m.baseline='central'"]
+    return sets
+
+
+def _jdp(noise: str):
+    def sets(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
+        return ["jdp.data='linear'", f"jdp.dims={t.dims}", f"jdp.actions={t.arms}",
+                f"jdp.horizon={steps}", f"jdp.epsilon={eps}", f"jdp.noise={noise!r}"]
+    return sets
+
+
+def _feducb(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
+    # a fixed schedule: the threshold rule's sync bit is outside the paper's privacy proof
+    return ["feducb.data='linear'", f"feducb.agents={t.agents}", f"feducb.dims={t.dims}",
+            f"feducb.actions={t.arms}", f"feducb.horizon={steps}", f"feducb.epsilon={eps}",
+            "feducb.schedule='mlogt'"]
+
+
+def samba_arm_file(t: FrontierTask, seed: int) -> Path:
+    """The task's arms as SAMBA sees them: each arm's mean reward over users, in an arm file."""
+    path = t.folder / f"samba-arms-seed{seed}.txt"
+    write_arm_file(path, linear_task(seed, t.dims, t.arms).arm_means())
+    return path
+
+
+def _samba(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
+    return [f"samba.data={str(samba_arm_file(t, seed))!r}", f"samba.arms={t.arms}",
+            f"samba.budget={steps}", "samba.algorithm='ucb'", "samba.fresh_seeds=true"]
+
+
+def feducb_regret_per_agent(summary: dict, t: FrontierTask, seed: int) -> float:
+    """FedUCB's group regret over its agents: each agent serves its own users for T steps."""
+    return float(summary["cumulative_regret"]) / t.agents
+
+
+def samba_contextual_regret(summary: dict, t: FrontierTask, seed: int) -> float:
+    """SAMBA's pulls against the contextual oracle: sum_t max_a mu_{t,a} - mean of its arm.
+
+    SAMBA's arm i is the i-th largest arm mean (its arm file is read largest first); the users
+    at step t are the task's users at step t, so this is the regret every other row reports.
+    """
+    task = linear_task(seed, t.dims, t.arms)
+    means = top_means(task.arm_means(), t.arms)
+    arms = np.asarray(summary["series"]["arms"], dtype=np.int64)
+    return float(task.best_means(USERS, len(arms)).sum() - means[arms].sum())
+
+
+_MPC_LEARNS = "p': the arm; p'': the reward; feature holders: their own columns only"
+MECHANISMS: dict[str, Mechanism] = {m.name: m for m in [
+    Mechanism("hannun", "hannun-synthetic.toml",
+              "computational (secret shares over Z/2^64, semi-honest); trusts the dealer, "
+              "holders not all colluding", _MPC_LEARNS, _hannun),
+    Mechanism("o3m-linucb", "o3m-synthetic.toml",
+              "masking, no formal guarantee; trusts the mask generator not to collude with the AP",
+              "AP: every holder's Gram matrix, norms and subspace (measured leak), the arm",
+              _o3m("linucb")),
+    Mechanism("o3m-lints", "o3m-synthetic.toml",
+              "masking, no formal guarantee; trusts the mask generator not to collude with the AP",
+              "AP: every holder's Gram matrix, norms and subspace (measured leak), the arm",
+              _o3m("lints")),
+    Mechanism("samba-ucb", "samba-synthetic.toml",
+              "computational (AES-GCM, Paillier, masks); trusts Controller and Comp not to "
+              "collude; ignores the context",
+              "DC: the reward sum; Comp: masked scores in a fresh order; Controller: ciphertexts",
+              _samba, regret=samba_contextual_regret),
+    Mechanism("jdp-gaussian", "jdp-synthetic.toml",
+              "(epsilon, delta) joint DP, statistical; trusts the privatizer with raw data",
+              "learner: noisy statistics; privatizer: every user's (x, y)", _jdp("gaussian"),
+              dp=True),
+    Mechanism("jdp-wishart", "jdp-synthetic.toml",
+              "(epsilon, delta) joint DP, statistical; trusts the privatizer with raw data",
+              "learner: noisy statistics; privatizer: every user's (x, y)", _jdp("wishart"),
+              dp=True),
+    Mechanism("feducb-gaussian", "feducb-synthetic.toml",
+              "(epsilon, delta) DP between agents, statistical; each agent trusts only itself",
+              "controller and other agents: noisy sums at fixed sync rounds", _feducb,
+              dp=True, regret=feducb_regret_per_agent),
+    Mechanism("linucb", "o3m-synthetic.toml", "none (non-private reference)",
+              "one party sees everything", _o3m("linucb"), plaintext=True),
+    Mechanism("egreedy", "hannun-synthetic.toml", "none (non-private reference)",
+              "one party sees everything", _hannun, plaintext=True),
+]}
