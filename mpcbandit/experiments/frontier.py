@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from mpcbandit.data.linear_task import USERS, linear_task
 from mpcbandit.errors import ConfigError
 from mpcbandit.experiments.common import (
     Curve,
@@ -30,7 +31,7 @@ from mpcbandit.experiments.common import (
 from mpcbandit.experiments.frontier_mechanisms import MECHANISMS, FrontierTask, Mechanism
 from mpcbandit.launch import run_local
 
-__all__ = ["COLUMNS", "frontier", "read_frontier_config"]
+__all__ = ["COLUMNS", "frontier", "random_regret", "read_frontier_config"]
 
 COLUMNS = ["mechanism", "epsilon", "private", "guarantee", "learns", "regret", "regret_std",
            "runs", "seconds_per_step", "rounds_per_step", "bytes_per_step",
@@ -46,7 +47,8 @@ def _checked(table: dict, where: str, keys: dict) -> dict:
         if key not in keys:
             raise ConfigError(f"{where}.{key}", f"unknown key (known: {', '.join(keys)})")
         if not isinstance(value, keys[key]) or isinstance(value, bool):
-            raise ConfigError(f"{where}.{key}", f"{value!r} is not a {keys[key].__name__}")
+            kind = "an integer" if keys[key] is int else "a list"
+            raise ConfigError(f"{where}.{key}", f"{value!r} is not {kind}")
     return table
 
 
@@ -164,6 +166,13 @@ def _figure(out: Output, rows: list[dict], nets: list[str], task: FrontierTask) 
                                    f"seeds {task.seeds} ({out.machine})")
 
 
+def random_regret(task: FrontierTask) -> float:
+    """A uniformly random arm's expected regret over T steps of the users, mean over seeds: the
+    level a mechanism that learns nothing reaches (exact, from the task's means)."""
+    means = [linear_task(s, task.dims, task.arms).steps(USERS, task.steps)[1] for s in task.seeds]
+    return float(np.mean([np.sum(m.max(axis=1) - m.mean(axis=1)) for m in means]))
+
+
 def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str]) -> None:
     out.table("frontier", COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
               f"Privacy-cost frontier: d = {task.dims} features per arm, K = {task.arms} arms, "
@@ -173,7 +182,9 @@ def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str]) -
                    f"the slowest party's protocol time / T at net none; lan / wan: the same on "
                    f"the first seed under the emulated network, {task.timing_steps} steps "
                    f"(measured only for the networks of --net: {', '.join(nets)}); bytes: the "
-                   "busiest party's sent + received per step. References run in one process.")
+                   "busiest party's sent + received per step. References run in one process. "
+                   f"A uniformly random arm's expected regret on these users: "
+                   f"{random_regret(task):.1f}.")
 
 
 @experiment_command("frontier", "the config's [paper] sizes")
