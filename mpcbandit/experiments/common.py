@@ -173,7 +173,7 @@ def machine_load() -> str:
 
 @dataclass
 class Curve:
-    """One line of a panel: y against x, with its spread (std over runs) where runs were averaged."""
+    """One line of a panel: y against x, with its spread (std over runs) where runs averaged."""
 
     label: str
     x: Sequence[float]
@@ -207,8 +207,10 @@ def plot_panels(path: Path, panels: Sequence[Panel], title: str) -> bool:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
-        click.echo(f"(matplotlib not installed: no {Path(path).name}; pip install mpcbandit[plots])")
+        click.echo(f"(matplotlib not installed: no {Path(path).name}; "
+                   "pip install mpcbandit[plots])")
         return False
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.2), squeeze=False)
     for ax, panel in zip(axes[0], panels):
@@ -229,6 +231,8 @@ def plot_panels(path: Path, panels: Sequence[Panel], title: str) -> bool:
         for axis, log, values in (("x", panel.logx, xs), ("y", panel.logy, ys)):
             if log if log is not None else spans_decades(values):
                 getattr(ax, f"set_{axis}scale")("log")
+                # a span under a decade labels its minor ticks too, and they run into each other
+                getattr(ax, f"{axis}axis").set_minor_formatter(matplotlib.ticker.NullFormatter())
             else:  # 10^4 and above as a power of ten: long tick labels run into each other
                 ax.ticklabel_format(axis=axis, style="sci", scilimits=(-3, 4))
         ax.set_title(panel.title, fontsize=9)

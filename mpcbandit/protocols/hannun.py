@@ -77,8 +77,7 @@ class HannunSection:
     epsilon: float = spec(0.1, min=0.0, max=1.0, doc="exploration probability")
     precision_bits: int = spec(20, min=8, max=26, doc="L: fixed-point fractional bits")
     newton_iterations: int = spec(7, min=1, max=30, doc="Newton-Raphson steps of the reciprocal")
-    data: str = spec("synthetic", choices=TASKS,
-                     doc="synthetic | mnist | kmeans | linear (the frontier's task; D = |A| x d)")
+    data: str = spec("synthetic", choices=TASKS, doc="synthetic | mnist | kmeans | linear (D = |A| d)")
     data_dir: str = spec("", local=True, doc="MNIST IDX directory (default: $MPCBANDIT_DATA or ../shared/data/mnist)")
     sigma: float = spec(0.5, min=1e-3, doc="kernel width of the kmeans task's rewards")
     reinvert_every: int = spec(0, min=0, doc="§7: recompute W_a^{-1} from W_a every k steps (0: off)")
