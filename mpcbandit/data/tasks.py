@@ -16,9 +16,10 @@ from mpcbandit.data.kmeans import kernel_probabilities, kmeans
 from mpcbandit.data.linear_task import USERS, linear_task
 from mpcbandit.data.mnist import mnist_features
 from mpcbandit.data.synthetic import synthetic_classes
+from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import seeded_rng
 
-__all__ = ["TASKS", "make_task", "mnist_dir", "MNIST_TRAIN_SIZE"]
+__all__ = ["TASKS", "linear_arm_dims", "make_task", "mnist_dir", "MNIST_TRAIN_SIZE"]
 
 TASKS = ("synthetic", "mnist", "kmeans", "linear")
 MNIST_TRAIN_SIZE = 60_000
@@ -57,6 +58,15 @@ def _one_hot(labels: np.ndarray, arms: int) -> np.ndarray:
     return np.eye(arms)[labels]
 
 
+def linear_arm_dims(dims: int, arms: int, key: str = "hannun.dims") -> int:
+    """d, the features per arm, of a `linear` context of D = dims (the arms side by side); a
+    ConfigError naming `key` if dims is not |A| x d with d >= 2."""
+    if dims % arms or dims // arms < 2:
+        raise ConfigError(key, f"the linear task lays the {arms} arms' features side by side: "
+                               f"D = {dims} must be |A| x d with d >= 2")
+    return dims // arms
+
+
 def make_task(kind: str, *, iterations: int, dims: int, arms: int, seed: int,
               data_dir: str | Path = "", sigma: float = 0.5, split: str = "train") -> BanditData:
     """T = iterations steps of task kind, reproducible from seed."""
@@ -65,10 +75,8 @@ def make_task(kind: str, *, iterations: int, dims: int, arms: int, seed: int,
         rewards = _one_hot(labels, arms)
         return BanditData(x, rewards, rewards)
     if kind == "linear":
-        if dims % arms:
-            raise ValueError(f"the linear task's context is the {arms} arms' features side by "
-                             f"side: D = {dims} must be a multiple of |A| = {arms}")
-        x, means, rewards = linear_task(seed, dims // arms, arms).steps(USERS, iterations)
+        x, means, rewards = linear_task(seed, linear_arm_dims(dims, arms), arms).steps(USERS,
+                                                                                       iterations)
         # / sqrt |A|: Hannun's contexts have norm <= 1 (the model stays exact, theta_a scaled)
         return BanditData(x.reshape(iterations, dims) / np.sqrt(arms), rewards, means)
     if kind not in ("mnist", "kmeans"):

@@ -83,6 +83,8 @@ def read_frontier_config(path: Path, paper: bool) -> tuple[FrontierTask, list[st
     mech = _checked(dict(raw.get("mechanisms", {})), f"{path}: mechanisms",
                     {"run": list, "epsilons": list})
     names = mech.get("run", list(MECHANISMS))
+    if not names:
+        raise ConfigError(f"{path}: mechanisms.run", "empty: name at least one mechanism")
     for name in names:
         if name not in MECHANISMS:
             raise ConfigError(f"{path}: mechanisms.run", f"unknown mechanism {name!r} (known: "
@@ -173,7 +175,8 @@ def random_regret(task: FrontierTask) -> float:
     return float(np.mean([np.sum(m.max(axis=1) - m.mean(axis=1)) for m in means]))
 
 
-def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str]) -> None:
+def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str],
+           random: float) -> None:
     out.table("frontier", COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
               f"Privacy-cost frontier: d = {task.dims} features per arm, K = {task.arms} arms, "
               f"T = {task.steps} steps, seeds {task.seeds} ({out.machine})",
@@ -184,7 +187,7 @@ def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str]) -
                    f"(measured only for the networks of --net: {', '.join(nets)}); bytes: the "
                    "busiest party's sent + received per step. References run in one process. "
                    f"A uniformly random arm's expected regret on these users: "
-                   f"{random_regret(task):.1f}.")
+                   f"{random:.1f}.")
 
 
 @experiment_command("frontier", "the config's [paper] sizes")
@@ -201,12 +204,12 @@ def frontier(out: Output, paper: bool, config: Path, quick: bool, nets: list[str
     task, names, epsilons = read_frontier_config(config, paper)
     task = replace(task, folder=out.folder)
     nets = ["none"] + [n for n in nets if n != "none"]
+    random = random_regret(task)
     rows: list[dict] = []
     for name in names:
         m = MECHANISMS[name]
         for eps in (epsilons if m.dp else [None]):
             rows.append(_row(m, eps, task, nets, out.folder / "runs"))
-            _write(out, rows, task, nets)  # a later failure keeps the rows so far
-            out.written.clear()
-    _write(out, rows, task, nets)
+            out.written.clear()  # the table is rewritten after each row: name its files once
+            _write(out, rows, task, nets, random)  # a later failure keeps the rows so far
     _figure(out, rows, nets, task)

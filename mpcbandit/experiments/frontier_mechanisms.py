@@ -118,40 +118,33 @@ def samba_contextual_regret(summary: dict, t: FrontierTask, seed: int) -> float:
 
 
 _MPC_LEARNS = "p': the arm; p'': the reward; feature holders: their own columns only"
+_O3M = ("masking, no formal guarantee; trusts the mask generator not to collude with the AP",
+        "AP: every holder's Gram matrix, norms and subspace (measured leak), the arm")
+_JDP = ("(epsilon, delta) joint DP, statistical; trusts the privatizer with raw data",
+        "learner: noisy statistics; privatizer: every user's (x, y)")
+_FEDUCB_LEARNS = "controller and other agents: noisy sums at fixed sync rounds"
 MECHANISMS: dict[str, Mechanism] = {m.name: m for m in [
     Mechanism("hannun", "hannun-synthetic.toml",
               "computational (secret shares over Z/2^64, semi-honest); trusts the dealer, "
               "holders not all colluding", _MPC_LEARNS, _hannun),
-    Mechanism("o3m-linucb", "o3m-synthetic.toml",
-              "masking, no formal guarantee; trusts the mask generator not to collude with the AP",
-              "AP: every holder's Gram matrix, norms and subspace (measured leak), the arm",
-              _o3m("linucb")),
-    Mechanism("o3m-lints", "o3m-synthetic.toml",
-              "masking, no formal guarantee; trusts the mask generator not to collude with the AP",
-              "AP: every holder's Gram matrix, norms and subspace (measured leak), the arm",
-              _o3m("lints")),
+    Mechanism("o3m-linucb", "o3m-synthetic.toml", *_O3M, _o3m("linucb")),
+    Mechanism("o3m-lints", "o3m-synthetic.toml", *_O3M, _o3m("lints")),
     Mechanism("samba-ucb", "samba-synthetic.toml",
               "computational (AES-GCM, Paillier, masks); trusts Controller and Comp not to "
               "collude; ignores the context",
               "DC: the reward sum; Comp: masked scores in a fresh order; Controller: ciphertexts",
               _samba, regret=samba_contextual_regret),
-    Mechanism("jdp-gaussian", "jdp-synthetic.toml",
-              "(epsilon, delta) joint DP, statistical; trusts the privatizer with raw data",
-              "learner: noisy statistics; privatizer: every user's (x, y)", _jdp("gaussian"),
-              dp=True),
-    Mechanism("jdp-wishart", "jdp-synthetic.toml",
-              "(epsilon, delta) joint DP, statistical; trusts the privatizer with raw data",
-              "learner: noisy statistics; privatizer: every user's (x, y)", _jdp("wishart"),
-              dp=True),
+    Mechanism("jdp-gaussian", "jdp-synthetic.toml", *_JDP, _jdp("gaussian"), dp=True),
+    Mechanism("jdp-wishart", "jdp-synthetic.toml", *_JDP, _jdp("wishart"), dp=True),
     Mechanism("feducb-gaussian", "feducb-synthetic.toml",
               "(epsilon, delta) DP between agents, statistical; each agent trusts only itself",
-              "controller and other agents: noisy sums at fixed sync rounds", _feducb("theory"),
+              _FEDUCB_LEARNS, _feducb("theory"),
               dp=True, regret=feducb_regret_per_agent),
     # the theoretical radius swamps these reward gaps at any T this machine runs (issue 15):
     # the same privatised statistics with a fixed radius of 1 show what the noise itself costs
     Mechanism("feducb-gaussian-beta1", "feducb-synthetic.toml",
               "as feducb-gaussian (the radius is not part of the privacy); no regret bound",
-              "controller and other agents: noisy sums at fixed sync rounds", _feducb(1.0),
+              _FEDUCB_LEARNS, _feducb(1.0),
               dp=True, regret=feducb_regret_per_agent),
     Mechanism("linucb", "o3m-synthetic.toml", "none (non-private reference)",
               "one party sees everything", _o3m("linucb"), plaintext=True),

@@ -28,7 +28,8 @@ def user_stream(seed: int, s, stream: str) -> GapEnvironment | LinearStream:
     frontier's common linear task (`data = "linear"`)."""
     if s.data == "linear":
         return LinearStream(seed, s.dims, s.actions, stream)
-    return GapEnvironment(seed, s.dims, s.actions, stream, getattr(s, "gap", 0.1))
+    gap = {"gap": s.gap} if hasattr(s, "gap") else {}  # [feducb] has none: the environment's own
+    return GapEnvironment(seed, s.dims, s.actions, stream, **gap)
 
 
 def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:

@@ -48,7 +48,7 @@ from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.bodies import expect_index, expect_real
 from mpcbandit.config import Config, spec
 from mpcbandit.data.mnist import mnist_present
-from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, mnist_dir
+from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, linear_arm_dims, mnist_dir
 from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import arith, compare, functions, symmetric
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
@@ -100,9 +100,8 @@ class HannunSection:
         if self.dims < self.feature_holders:
             raise ConfigError(f"{path}.dims", f"{self.dims} features cannot be split over "
                               f"{self.feature_holders} feature holders (each needs at least one)")
-        if self.data == "linear" and (self.dims % self.arms or self.dims // self.arms < 2):
-            raise ConfigError(f"{path}.dims", f"data = 'linear' lays the {self.arms} arms' "
-                              f"features side by side: D = {self.dims} must be |A| x d with d >= 2")
+        if self.data == "linear":
+            linear_arm_dims(self.dims, self.arms, f"{path}.dims")
         if self.data == "mnist" and self.arms != 10:
             raise ConfigError(f"{path}.arms", f"the mnist task has 10 arms (digits), got {self.arms}")
         if self.trunc == "local" and self.feature_holders != 2:
