@@ -61,6 +61,8 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     log.info("protocol %s, seed %d: binding %s, peers %s, security %s", cfg.protocol,
              cfg.seed, _bind_address(cfg, me.address, me.name), ", ".join(peer_names) or "none",
              cfg.run.security)
+    if proto.prepare is not None:
+        proto.prepare(cfg, role)
     raise_file_limit()  # every peer connection and every stray one takes a descriptor
     link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
                    {p: address_of[p] for p in peer_names},

@@ -11,8 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from mpcbandit.cli import main
-from mpcbandit.data.linear_task import USERS, LinearStream, LinearTask
+from mpcbandit.data import data_root
+from mpcbandit.data.common_task import TaskStream, best_means
+from mpcbandit.data.linear_task import USERS, LinearTask
+from mpcbandit.data.mnist import mnist_present
+from mpcbandit.data.mnist_task import MnistTask
 from mpcbandit.data.tasks import make_task
+from mpcbandit.dp.privatizer import augmented_gram, bounded_rows
 from mpcbandit.errors import ConfigError
 from mpcbandit.experiments.common import shipped_config
 from mpcbandit.experiments.frontier import read_frontier_config
@@ -56,13 +61,13 @@ def test_the_task_has_bounded_features_and_means_linear_in_them():
     assert set(np.unique(rewards)) <= {0.0, 1.0}
     # the arms' means over users are what SAMBA plays; the users' average approaches them
     assert np.abs(means.mean(0) - task.arm_means()).max() < 0.02
-    assert task.best_means(USERS, 600).mean() > task.arm_means().max()  # context is worth something
+    assert best_means(task, USERS, 600).mean() > task.arm_means().max()  # context is worth a lot
 
 
 def test_every_mechanism_reads_the_same_users_at_the_same_step():
     task = LinearTask(2, 4, 3)
     x, means, rewards = task.steps(USERS, 300)
-    stream = LinearStream(2, 4, 3, USERS)
+    stream = TaskStream(task, USERS)
     for t in range(300):
         xt, mt = stream.action_set()
         assert np.array_equal(xt, x[t]) and np.array_equal(mt, means[t])
@@ -138,3 +143,121 @@ def test_a_bad_frontier_config_names_the_key_and_the_file(tmp_path):
     bad.write_text(TINY.replace("steps = 30", "steps = 'many'"))
     with pytest.raises(ConfigError, match=r"task.steps.*'many' is not an integer"):
         read_frontier_config(bad, paper=False)
+    bad.write_text(TINY.replace("[task]", "[task]\nkind = 'criteo'"))
+    with pytest.raises(ConfigError, match=r"bad.toml: task.kind.*'criteo'"):
+        read_frontier_config(bad, paper=False)
+    bad.write_text(TINY.replace("[task]", "[task]\nkind = 'mnist'"))
+    with pytest.raises(ConfigError, match=r"bad.toml: task.arms.*10 arms"):
+        read_frontier_config(bad, paper=False)
+    bad.write_text(TINY.replace("[task]", "[task]\nrewards = 'poisson'"))
+    with pytest.raises(ConfigError, match=r"bad.toml: task.rewards.*'poisson'"):
+        read_frontier_config(bad, paper=False)
+
+
+# ---------------------------------------------------------------- Gaussian rewards
+
+
+def test_gaussian_rewards_are_the_linear_mean_plus_one_normal_a_step():
+    bern, gauss = LinearTask(5, 4, 3), LinearTask(5, 4, 3, "gaussian", 0.25)
+    xb, mb, rb = bern.steps(USERS, 2000)
+    xg, mg, rg = gauss.steps(USERS, 2000)
+    assert np.array_equal(xb, xg) and np.array_equal(mb, mg)  # the same users, the same means
+    noise = rg - mg
+    assert abs(noise.mean()) < 0.02 and abs(noise.std() - 0.25) < 0.02
+    assert np.allclose(noise, noise[:, :1])  # one draw a step: every arm's reward moves with it
+    stream = TaskStream(gauss, "agent1")
+    x, means, rewards = gauss.steps("agent1", 50)
+    for t in range(50):
+        xt, mt = stream.action_set()
+        assert stream.reward(mt[t % 3]) == rewards[t, t % 3]
+    assert not np.array_equal(rewards, rg[:50])  # another stream, other users
+
+
+def test_the_dp_privatizers_release_only_bounded_contributions():
+    x = np.array([[3.0, 4.0], [0.3, 0.4]])
+    rows = bounded_rows(x, np.array([2.5, -0.5]))
+    assert np.allclose(rows, [[0.6, 0.8, 1.0], [0.3, 0.4, -0.5]])  # scaled onto the ball, clipped
+    assert np.allclose(augmented_gram(x, np.array([2.5, -0.5])), rows.T @ rows)
+    # a Gaussian reward outside [-1, 1] changes what FedUCB's agent hands its privatizer too
+    from mpcbandit.bandits.feducb import FedEstimators  # noqa: PLC0415
+    from mpcbandit.dp.accounting import privacy_params  # noqa: PLC0415
+    params = privacy_params("none", epsilon=1.0, delta=0.1, dims=2, releases=10)
+    est = FedEstimators(1, 2, params, 1)
+    est.observe(np.array([0]), x[:1], np.array([2.5]))
+    assert np.allclose(est.take_local(np.array([0]))[0], np.outer(rows[0], rows[0]))
+
+
+def test_gaussian_rewards_run_every_mechanism_but_hannuns(tmp_path):
+    cfg = tmp_path / "gauss.toml"
+    cfg.write_text(TINY.replace("[task]", "[task]\nrewards = 'gaussian'\nreward_std = 0.5")
+                   .replace("[mechanisms]", '[mechanisms]\nrun = ["hannun", "o3m-linucb", '
+                            '"jdp-gaussian", "linucb", "egreedy"]'))
+    res = CliRunner().invoke(main, ["frontier", str(cfg), "--net", "none", "--out",
+                                    str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    with (tmp_path / "out" / "frontier.csv").open() as f:
+        rows = {(r["mechanism"], r["epsilon"]): r for r in csv.DictReader(f)}
+    assert set(rows) == {("o3m-linucb", ""), ("jdp-gaussian", "1.0"), ("jdp-gaussian", "4.0"),
+                         ("linucb", "")}
+    assert rows[("o3m-linucb", "")]["regret"] == rows[("linucb", "")]["regret"]  # still lossless
+    table = (tmp_path / "out" / "frontier.md").read_text()
+    assert "Gaussian (std 0.5) rewards" in table and "clip rewards to [-1, 1]" in table
+    assert "Not run on this task: hannun (Hannun's protocol takes 0/1 rewards" in table
+    summary = json.loads((tmp_path / "out" / "runs" / "linucb-seed3" / "summary.json").read_text())
+    assert len(set(summary["series"]["rewards"]) - {0.0, 1.0}) > 20  # the rewards were Gaussian
+
+
+# ---------------------------------------------------------------- MNIST as a bandit
+
+needs_mnist = pytest.mark.skipif(not mnist_present(data_root() / "mnist"),
+                                 reason="MNIST not found (set MPCBANDIT_DATA)")
+
+
+@needs_mnist
+def test_mnist_actions_are_the_image_in_its_digits_block_and_hannun_sees_the_same_users():
+    task = MnistTask(4, 6, str(data_root() / "mnist"))
+    hannun = make_task("mnist", iterations=40, dims=6, arms=10, seed=4)
+    means = task.means(USERS, 40)
+    assert np.array_equal(means, hannun.expected)  # the same images in the same order
+    for t in range(40):
+        x, m, draw = task.step(USERS, t)
+        assert x.shape == (10, 60) and np.allclose(np.linalg.norm(x, axis=1), 1)
+        for a in range(10):  # arm a: z in the columns j 10 + a, zero elsewhere
+            assert np.allclose(x[a, a::10], hannun.contexts[t]) and np.count_nonzero(x[a]) <= 6
+        assert task.reward_of(m, draw).tolist() == m.tolist() and m.sum() == 1
+    assert not np.array_equal(task.means("agent0", 40), means)  # FedUCB's agents: other orders
+    assert task.arm_means().sum() == pytest.approx(1) and task.arm_means().min() > 0.08
+
+
+@needs_mnist
+def test_the_mnist_frontier_runs_each_shape_and_o3m_stays_lossless(tmp_path):
+    cfg = tmp_path / "mnist.toml"
+    cfg.write_text(TINY.replace("[task]", "[task]\nkind = 'mnist'").replace("arms = 3", "arms = 10")
+                   .replace("dims = 4", "dims = 6")
+                   .replace("[mechanisms]", '[mechanisms]\nrun = ["hannun", "o3m-linucb", '
+                            '"feducb-gaussian-beta1", "linucb"]')
+                   .replace("epsilons = [1.0, 4.0]", "epsilons = [4.0]"))
+    res = CliRunner().invoke(main, ["frontier", str(cfg), "--net", "none", "--out",
+                                    str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    with (tmp_path / "out" / "frontier.csv").open() as f:
+        rows = {r["mechanism"]: r for r in csv.DictReader(f)}
+    assert set(rows) == {"hannun", "o3m-linucb", "feducb-gaussian-beta1", "linucb"}
+    for name, r in rows.items():
+        assert 0 <= float(r["regret"]) <= 30 and float(r["seconds_per_step"]) > 0, name
+    assert rows["o3m-linucb"]["regret"] == rows["linucb"]["regret"]
+    hannun = json.loads((tmp_path / "out" / "runs" / "hannun-seed3" / "summary.json").read_text())
+    assert hannun["agreement_with_plaintext"] == 1.0
+    assert "MNIST as a bandit, D = 6" in (tmp_path / "out" / "frontier.md").read_text()
+
+
+@needs_mnist
+def test_an_mnist_action_set_must_be_ten_blocks(tmp_path):
+    with pytest.raises(ConfigError, match=r"jdp.actions.*10 arms"):
+        shipped_config("jdp-synthetic.toml", ["jdp.data='mnist'", "jdp.dims=60", "jdp.actions=5"])
+    with pytest.raises(ConfigError, match=r"o3m.partition.*10 x D"):
+        shipped_config("o3m-synthetic.toml", ["o3m.data='mnist'", "o3m.participants=2",
+                                              "o3m.partition=[25, 30]", "o3m.arms=10"])
+    with pytest.raises(ConfigError, match=r"feducb.rewards.*linear task"):
+        shipped_config("feducb-synthetic.toml", ["feducb.data='mnist'", "feducb.dims=60",
+                                                 "feducb.actions=10", "feducb.rewards='gaussian'"])

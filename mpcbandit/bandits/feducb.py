@@ -19,7 +19,7 @@ from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bandits.linear import logdet, oful_beta, ucb_arms
 from mpcbandit.dp.accounting import PrivacyParams
 from mpcbandit.dp.noise import NormalSource
-from mpcbandit.dp.privatizer import Privatizer
+from mpcbandit.dp.privatizer import Privatizer, bounded_rows
 
 __all__ = ["SCHEDULES", "FedEstimators", "sync_rounds_of", "default_threshold",
            "prop1_bound", "simulate_centralized"]
@@ -105,8 +105,9 @@ class FedEstimators:
         return ucb_arms(v, self.s[idx] + self.u[idx], contexts, used)
 
     def observe(self, idx, x: np.ndarray, y: np.ndarray) -> None:
-        """Steps 10-11: local Gram/reward sums and the augmented [x y]^T [x y]."""
-        a = np.concatenate([x, y[:, None]], axis=1)
+        """Steps 10-11: local Gram/reward sums and the augmented [x y]^T [x y] (bounded: it is
+        what the privatizer releases)."""
+        a = bounded_rows(x, y)
         self.U[idx] += np.einsum("bi,bj->bij", x, x)
         self.u[idx] += y[:, None] * x
         self.Q[idx] += np.einsum("bi,bj->bij", a, a)

@@ -16,6 +16,10 @@ K x d (Hannun: a weight vector per arm over it, theta_a = e_a (x) theta*, so the
 and the mean of each arm over users (SAMBA). Steps are drawn in chunks from per-chunk generators,
 so any step of any stream (one per user population: "users", "agent0", ...) is read directly and
 every mechanism sees the same users at the same step.
+
+Rewards are Bernoulli(mu) — [U_t < mu] with one uniform U_t a step — or Gaussian, mu + s N_t with
+one standard normal N_t a step (`rewards = "gaussian"`, s = `reward_std`): one draw a step shared
+by the arms, so whichever arm a mechanism pulls at step t, it sees the same reward.
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ import numpy as np
 
 from mpcbandit.protocols import seeded_rng
 
-__all__ = ["ALPHA", "USERS", "LinearTask", "LinearStream", "linear_task"]
+__all__ = ["ALPHA", "REWARDS", "USERS", "LinearTask", "linear_task"]
 
 ALPHA = 0.5    # the item's share of y (the rest is the user's context)
 CHUNK = 256    # steps drawn at once
 USERS = "users"  # the stream one learner serves (FedUCB's agent i serves "agent{i}")
+REWARDS = ("bernoulli", "gaussian")
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -40,12 +45,17 @@ def _unit(v: np.ndarray) -> np.ndarray:
 class LinearTask:
     """theta*, the arms' item vectors, and every stream's features, means and rewards."""
 
-    def __init__(self, seed: int, dims: int, arms: int):
+    def __init__(self, seed: int, dims: int, arms: int, rewards: str = "bernoulli",
+                 reward_std: float = 0.1):
         if dims < 2:
             raise ValueError(f"the linear task needs d >= 2 features (one is constant), got {dims}")
         if arms < 2:
             raise ValueError(f"the linear task needs at least 2 arms, got {arms}")
+        if rewards not in REWARDS or reward_std < 0:
+            raise ValueError(f"rewards {rewards!r} (one of {', '.join(REWARDS)}), reward_std "
+                             f"{reward_std} (>= 0)")
         self.seed, self.dims, self.arms = seed, dims, arms
+        self.rewards, self.reward_std = rewards, reward_std
         rng = seeded_rng(seed, f"linear-task/{dims}/{arms}/public")
         self.u = _unit(rng.standard_normal(dims - 1))
         self.items = _unit(rng.standard_normal((arms, dims - 1)))
@@ -61,55 +71,36 @@ class LinearTask:
         g = _unit(rng.standard_normal((CHUNK, self.arms, self.dims - 1)))
         y = ALPHA * self.items + (1.0 - ALPHA) * g
         x = np.concatenate([np.ones((CHUNK, self.arms, 1)), y], axis=2) / np.sqrt(2.0)
-        # one uniform per step, shared by the arms: arm a's reward is [U_t < mu_{t,a}], Bernoulli
-        # (mu), and every mechanism that pulls arm a at step t of a stream sees the same reward
-        return x, x @ self.theta, rng.random(CHUNK)
+        uniform = rng.random(CHUNK)  # drawn first either way: Bernoulli runs stay as they were
+        draws = rng.standard_normal(CHUNK) if self.rewards == "gaussian" else uniform
+        return x, x @ self.theta, draws
+
+    def reward_of(self, means: np.ndarray | float, draw: np.ndarray | float) -> np.ndarray:
+        """The reward of arms with these means at a step with this draw (the step's U_t or N_t)."""
+        if self.rewards == "gaussian":
+            return means + self.reward_std * np.asarray(draw)
+        return (np.asarray(draw) < means).astype(np.float64)
 
     def step(self, stream: str, t: int) -> tuple[np.ndarray, np.ndarray, float]:
-        """(features K x d, means K, the step's uniform U_t) of step t (from 0) of a stream."""
+        """(features K x d, means K, the step's draw) of step t (from 0) of a stream."""
         chunk, i = divmod(t, CHUNK)
-        x, means, uniform = self._chunk(stream, chunk)
-        return x[i], means[i], float(uniform[i])
+        x, means, draws = self._chunk(stream, chunk)
+        return x[i], means[i], float(draws[i])
 
     def steps(self, stream: str, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Steps 0 .. count - 1 of a stream: features (count x K x d), means (count x K) and
-        Bernoulli rewards of every arm (count x K)."""
+        the rewards of every arm (count x K)."""
         parts = [self._chunk(stream, c) for c in range(-(-count // CHUNK))]
-        x, means, uniform = (np.concatenate([p[k] for p in parts])[:count] for k in range(3))
-        return x, means, (uniform[:, None] < means).astype(np.float64)
+        x, means, draws = (np.concatenate([p[k] for p in parts])[:count] for k in range(3))
+        return x, means, self.reward_of(means, draws[:, None])
 
-    def best_means(self, stream: str, count: int) -> np.ndarray:
-        """max_a mu_{t,a} of the first count steps: the contextual oracle's expected rewards."""
-        return self.steps(stream, count)[1].max(axis=1)
+    def means(self, stream: str, count: int) -> np.ndarray:
+        """mu_{t,a} of the first count steps (count x K)."""
+        return self.steps(stream, count)[1]
 
 
 @functools.lru_cache(maxsize=4)
-def linear_task(seed: int, dims: int, arms: int) -> LinearTask:
-    """The task of (seed, dims, arms), shared by the parties of an in-process run."""
-    return LinearTask(seed, dims, arms)
-
-
-class LinearStream:
-    """One user stream read step by step, with GapEnvironment's interface (JDP, FedUCB)."""
-
-    def __init__(self, seed: int, dims: int, arms: int, stream: str):
-        self.task, self.stream, self.t = linear_task(seed, dims, arms), stream, 0
-        self._uniform = 1.0
-
-    def state(self) -> dict:
-        """The next step to read (for a checkpoint)."""
-        return {"t": self.t}
-
-    def load_state(self, state: dict) -> None:
-        """Continue from a `state()`."""
-        self.t = int(state["t"])
-
-    def action_set(self) -> tuple[np.ndarray, np.ndarray]:
-        """(this step's K x d features, their means); advances the stream."""
-        x, means, self._uniform = self.task.step(self.stream, self.t)
-        self.t += 1
-        return x, means
-
-    def reward(self, mean: float) -> float:
-        """The reward of the arm of the last action set with this mean: [U_t < mean]."""
-        return float(self._uniform < mean)
+def linear_task(seed: int, dims: int, arms: int, rewards: str = "bernoulli",
+                reward_std: float = 0.1) -> LinearTask:
+    """The task of (seed, dims, arms, rewards), shared by the parties of an in-process run."""
+    return LinearTask(seed, dims, arms, rewards, reward_std)

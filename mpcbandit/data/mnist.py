@@ -4,7 +4,9 @@ the covariance), each vector normalised to unit length."""
 
 from __future__ import annotations
 
+import functools
 import gzip
+import threading
 import zlib
 from pathlib import Path
 
@@ -12,7 +14,8 @@ import numpy as np
 
 from mpcbandit.errors import DataError
 
-__all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features", "mnist_present"]
+__all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features", "mnist_present",
+           "cached_features"]
 
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 _FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
@@ -90,3 +93,17 @@ def mnist_features(directory: Path, dims: int = 20, split: str = "train",
     _, mean, basis = pca_project(fit.astype(np.float64) / 255.0, dims)
     z, _, _ = pca_project(images.astype(np.float64) / 255.0, dims, mean, basis)
     return z, labels
+
+
+_LOCK = threading.RLock()  # in-process runs: parties in threads share one computation
+
+
+@functools.lru_cache(maxsize=4)
+def _cached(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
+    return mnist_features(Path(directory), dims, split=split)
+
+
+def cached_features(directory: str | Path, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """mnist_features of (directory, dims, split), computed once per process."""
+    with _LOCK:
+        return _cached(str(directory), dims, split)

@@ -14,7 +14,8 @@ import numpy as np
 from mpcbandit.data import BanditData, data_root
 from mpcbandit.data.kmeans import kernel_probabilities, kmeans
 from mpcbandit.data.linear_task import USERS, linear_task
-from mpcbandit.data.mnist import mnist_features
+from mpcbandit.data.mnist import cached_features
+from mpcbandit.data.mnist_task import user_order
 from mpcbandit.data.synthetic import synthetic_classes
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import seeded_rng
@@ -30,27 +31,17 @@ def mnist_dir(data_dir: str | Path = "") -> Path:
     return Path(data_dir) if str(data_dir) else data_root() / "mnist"
 
 
-_LOCK = threading.RLock()  # in-process runs: parties in threads share one computation
-
-
-@functools.lru_cache(maxsize=4)
-def _mnist_cached(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
-    return mnist_features(Path(directory), dims, split=split)
-
-
-def _mnist(directory: str, dims: int, split: str) -> tuple[np.ndarray, np.ndarray]:
-    with _LOCK:
-        return _mnist_cached(directory, dims, split)
+_CENTRES = threading.RLock()  # in-process runs: parties in threads share one computation
 
 
 @functools.lru_cache(maxsize=4)
 def _centres_cached(directory: str, dims: int, arms: int, seed: int) -> np.ndarray:
-    train, _ = _mnist(directory, dims, "train")
+    train, _ = cached_features(directory, dims, "train")
     return kmeans(train, arms, seeded_rng(seed, "hannun/kmeans"))
 
 
 def _centres(directory: str, dims: int, arms: int, seed: int) -> np.ndarray:
-    with _LOCK:
+    with _CENTRES:
         return _centres_cached(directory, dims, arms, seed)
 
 
@@ -75,16 +66,16 @@ def make_task(kind: str, *, iterations: int, dims: int, arms: int, seed: int,
         rewards = _one_hot(labels, arms)
         return BanditData(x, rewards, rewards)
     if kind == "linear":
-        x, means, rewards = linear_task(seed, linear_arm_dims(dims, arms), arms).steps(USERS,
-                                                                                       iterations)
+        task = linear_task(seed, linear_arm_dims(dims, arms), arms)  # 0/1 rewards: Hannun's
+        x, means, drawn = task.steps(USERS, iterations)
         # / sqrt |A|: Hannun's contexts have norm <= 1 (the model stays exact, theta_a scaled)
-        return BanditData(x.reshape(iterations, dims) / np.sqrt(arms), rewards, means)
+        return BanditData(x.reshape(iterations, dims) / np.sqrt(arms), drawn, means)
     if kind not in ("mnist", "kmeans"):
         raise ValueError(f"unknown task {kind!r} (one of {', '.join(TASKS)})")
-    x, labels = _mnist(str(mnist_dir(data_dir)), dims, split)
+    x, labels = cached_features(str(mnist_dir(data_dir)), dims, split)
     if iterations > x.shape[0]:
         raise ValueError(f"{iterations} iterations but MNIST {split} has {x.shape[0]} images")
-    order = seeded_rng(seed, f"hannun/order/{split}").permutation(x.shape[0])[:iterations]
+    order = user_order(seed, USERS, x.shape[0], split)[:iterations]  # the frontier's "users"
     if kind == "mnist":
         if arms != 10:
             raise ValueError(f"the MNIST task has 10 arms (digits), got {arms}")

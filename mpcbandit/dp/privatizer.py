@@ -13,12 +13,22 @@ from mpcbandit.dp.accounting import PrivacyParams
 from mpcbandit.dp.noise import NormalSource
 from mpcbandit.dp.tree import TreeMechanism
 
-__all__ = ["Privatizer", "augmented_gram", "split_release"]
+__all__ = ["Privatizer", "augmented_gram", "bounded_rows", "split_release"]
+
+
+def bounded_rows(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """The rows [x_t y_t] the noise is calibrated for (accounting: ||x|| <= L = 1, |y| <= B = 1):
+    an x outside the unit ball is scaled onto it and y clipped to [-1, 1] (Gaussian rewards can
+    leave it), so no user's contribution exceeds the sensitivity the privacy rests on."""
+    x = np.atleast_2d(np.asarray(xs, dtype=np.float64))
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    x = np.where(norms > 1.0, x / np.where(norms > 1.0, norms, 1.0), x)
+    return np.column_stack([x, np.clip(np.atleast_1d(ys), -1.0, 1.0)])
 
 
 def augmented_gram(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """sum_t [x_t y_t]^T [x_t y_t] for rows x_t of xs (n x d) and rewards ys (n,)."""
-    a = np.column_stack([np.atleast_2d(xs), np.atleast_1d(ys)])
+    """sum_t [x_t y_t]^T [x_t y_t] for rows x_t of xs (n x d) and rewards ys (n,), bounded."""
+    a = bounded_rows(xs, ys)
     return a.T @ a
 
 

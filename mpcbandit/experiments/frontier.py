@@ -17,7 +17,11 @@ from pathlib import Path
 import click
 import numpy as np
 
-from mpcbandit.data.linear_task import USERS, linear_task
+from mpcbandit.data.common_task import COMMON
+from mpcbandit.data.linear_task import REWARDS, USERS
+from mpcbandit.data.mnist import mnist_present
+from mpcbandit.data.mnist_task import ARMS
+from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, mnist_dir
 from mpcbandit.errors import ConfigError
 from mpcbandit.experiments.common import (
     Curve,
@@ -38,8 +42,10 @@ COLUMNS = ["mechanism", "epsilon", "private", "guarantee", "learns", "regret", "
            "lan_seconds_per_step", "wan_seconds_per_step", "processes"]
 NETS = ("none", "lan", "wan")
 TASK_KEYS = {"dims": int, "arms": int, "steps": int, "seeds": list, "holders": int, "agents": int,
-             "timing_steps": int}
+             "timing_steps": int, "kind": str, "rewards": str, "reward_std": (int, float)}
+OPTIONAL = ("kind", "rewards", "reward_std")  # FrontierTask's defaults: linear, bernoulli, 0.1
 SIZED_KEYS = ("steps", "seeds", "timing_steps")  # [paper] may set these
+KINDS = {int: "an integer", list: "a list", str: "a string", (int, float): "a number"}
 
 
 def _checked(table: dict, where: str, keys: dict) -> dict:
@@ -47,9 +53,32 @@ def _checked(table: dict, where: str, keys: dict) -> dict:
         if key not in keys:
             raise ConfigError(f"{where}.{key}", f"unknown key (known: {', '.join(keys)})")
         if not isinstance(value, keys[key]) or isinstance(value, bool):
-            kind = "an integer" if keys[key] is int else "a list"
-            raise ConfigError(f"{where}.{key}", f"{value!r} is not {kind}")
+            raise ConfigError(f"{where}.{key}", f"{value!r} is not {KINDS[keys[key]]}")
     return table
+
+
+def _check_kind(task: dict, path: Path) -> None:
+    """The task's kind and rewards: linear (bernoulli or gaussian) or mnist (10 digits)."""
+    kind, rewards = task.get("kind", "linear"), task.get("rewards", "bernoulli")
+    if kind not in COMMON:
+        raise ConfigError(f"{path}: task.kind", f"{kind!r}: one of {', '.join(COMMON)}")
+    if rewards not in REWARDS:
+        raise ConfigError(f"{path}: task.rewards", f"{rewards!r}: one of {', '.join(REWARDS)}")
+    if task.get("reward_std", 0.1) < 0:
+        raise ConfigError(f"{path}: task.reward_std", f"{task['reward_std']} must be >= 0")
+    if kind == "mnist":
+        if rewards != "bernoulli":
+            raise ConfigError(f"{path}: task.rewards", "the mnist task's reward is 1 for the "
+                              "true digit: gaussian rewards are the linear task's")
+        if task["arms"] != ARMS:
+            raise ConfigError(f"{path}: task.arms", f"the mnist task has {ARMS} arms (digits), "
+                              f"got {task['arms']}")
+        if task["steps"] > MNIST_TRAIN_SIZE:
+            raise ConfigError(f"{path}: task.steps", f"{task['steps']} steps: one user a step, "
+                              f"and MNIST has {MNIST_TRAIN_SIZE} training images")
+        if not mnist_present(mnist_dir()):
+            raise ConfigError(f"{path}: task.kind", f"'mnist' needs the MNIST IDX files, not "
+                              f"found in {mnist_dir()} (set $MPCBANDIT_DATA)")
 
 
 def read_frontier_config(path: Path, paper: bool) -> tuple[FrontierTask, list[str], list[float]]:
@@ -66,7 +95,7 @@ def read_frontier_config(path: Path, paper: bool) -> tuple[FrontierTask, list[st
         raise ConfigError(f"{path}: {sorted(unknown)[0]}", "unknown table (known: task, paper, "
                           "mechanisms)")
     task = _checked(dict(raw.get("task", {})), f"{path}: task", TASK_KEYS)
-    missing = [k for k in TASK_KEYS if k not in task]
+    missing = [k for k in TASK_KEYS if k not in task and k not in OPTIONAL]
     if missing:
         raise ConfigError(f"{path}: task.{missing[0]}", "missing")
     if paper:
@@ -76,8 +105,9 @@ def read_frontier_config(path: Path, paper: bool) -> tuple[FrontierTask, list[st
         if task[key] < 1:
             raise ConfigError(f"{path}: task.{key}", f"{task[key]} must be >= 1")
     if task["dims"] < max(2, task["holders"]):
-        raise ConfigError(f"{path}: task.dims", f"{task['dims']} features per arm: need >= 2 "
-                          f"(one is constant) and >= holders = {task['holders']}")
+        raise ConfigError(f"{path}: task.dims", f"{task['dims']} features per arm (mnist: image "
+                          f"components): need >= 2 and >= holders = {task['holders']}")
+    _check_kind(task, path)
     if not task["seeds"] or not all(isinstance(s, int) for s in task["seeds"]):
         raise ConfigError(f"{path}: task.seeds", f"{task['seeds']!r}: a list of integer seeds")
     mech = _checked(dict(raw.get("mechanisms", {})), f"{path}: mechanisms",
@@ -164,30 +194,34 @@ def _figure(out: Output, rows: list[dict], nets: list[str], task: FrontierTask) 
                                     dashed=True))
         panels.append(Panel(f"net {net}", "seconds per step (log)", f"regret after T = "
                             f"{task.steps} steps", curves, logx=True))
-    out.figure("frontier", panels, f"Privacy-cost frontier: d = {task.dims}, K = {task.arms}, "
-                                   f"seeds {task.seeds} ({out.machine})")
+    out.figure("frontier", panels, f"Privacy-cost frontier: {task.described}, seeds "
+                                   f"{task.seeds} ({out.machine})")
 
 
 def random_regret(task: FrontierTask) -> float:
     """A uniformly random arm's expected regret over T steps of the users, mean over seeds: the
     level a mechanism that learns nothing reaches (exact, from the task's means)."""
-    means = [linear_task(s, task.dims, task.arms).steps(USERS, task.steps)[1] for s in task.seeds]
+    means = [task.task(s).means(USERS, task.steps) for s in task.seeds]
     return float(np.mean([np.sum(m.max(axis=1) - m.mean(axis=1)) for m in means]))
 
 
 def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str],
-           random: float) -> None:
+           random: float, refused: dict[str, str]) -> None:
     out.table("frontier", COLUMNS, [[r[c] for c in COLUMNS] for r in rows],
-              f"Privacy-cost frontier: d = {task.dims} features per arm, K = {task.arms} arms, "
-              f"T = {task.steps} steps, seeds {task.seeds} ({out.machine})",
+              f"Privacy-cost frontier: {task.described}, T = {task.steps} steps, seeds "
+              f"{task.seeds} ({out.machine})",
               note=f"regret: cumulative pseudo-regret of one user stream after T steps, mean and "
                    f"std over seeds (FedUCB: per agent, {task.agents} agents); seconds per step: "
                    f"the slowest party's protocol time / T at net none; lan / wan: the same on "
                    f"the first seed under the emulated network, {task.timing_steps} steps "
                    f"(measured only for the networks of --net: {', '.join(nets)}); bytes: the "
                    "busiest party's sent + received per step. References run in one process. "
+                   "SAMBA's data owners hold 0/1 rewards with each arm's mean over users. "
+                   + ("The DP mechanisms clip rewards to [-1, 1], the bound their noise is "
+                      "calibrated for. " if task.rewards == "gaussian" else "") +
                    f"A uniformly random arm's expected regret on these users: "
-                   f"{random:.1f}.")
+                   f"{random:.1f}." + "".join(f" Not run on this task: {name} ({why})."
+                                              for name, why in refused.items()))
 
 
 @experiment_command("frontier", "the config's [paper] sizes")
@@ -206,10 +240,13 @@ def frontier(out: Output, paper: bool, config: Path, quick: bool, nets: list[str
     nets = ["none"] + [n for n in nets if n != "none"]
     random = random_regret(task)
     rows: list[dict] = []
-    for name in names:
+    refused = {n: MECHANISMS[n].refuses(task) for n in names if MECHANISMS[n].refuses(task)}
+    for name, why in refused.items():
+        click.echo(f"  {name}: not run on this task: {why}")
+    for name in (n for n in names if n not in refused):
         m = MECHANISMS[name]
         for eps in (epsilons if m.dp else [None]):
             rows.append(_row(m, eps, task, nets, out.folder / "runs"))
             out.written.clear()  # the table is rewritten after each row: name its files once
-            _write(out, rows, task, nets, random)  # a later failure keeps the rows so far
+            _write(out, rows, task, nets, random, refused)  # a later failure keeps rows so far
     _figure(out, rows, nets, task)

@@ -14,7 +14,9 @@ from typing import Callable
 
 import numpy as np
 
-from mpcbandit.data.linear_task import USERS, linear_task
+from mpcbandit.data.common_task import best_means, common_task
+from mpcbandit.data.linear_task import USERS, LinearTask
+from mpcbandit.data.mnist_task import ARMS, MnistTask
 from mpcbandit.data.samba import top_means, write_arm_file
 
 __all__ = ["FrontierTask", "Mechanism", "MECHANISMS", "split"]
@@ -22,7 +24,8 @@ __all__ = ["FrontierTask", "Mechanism", "MECHANISMS", "split"]
 
 @dataclass(frozen=True)
 class FrontierTask:
-    """The common task's sizes: d features per arm, K arms, T steps, M holders, FedUCB agents."""
+    """The common task: its kind and rewards; d features per arm (linear) or D image components
+    (mnist), K arms, T steps, M holders, FedUCB agents."""
 
     dims: int
     arms: int
@@ -31,7 +34,35 @@ class FrontierTask:
     holders: int
     agents: int
     timing_steps: int
+    kind: str = "linear"          # linear | mnist
+    rewards: str = "bernoulli"    # the linear task's: bernoulli | gaussian
+    reward_std: float = 0.1
     folder: Path = Path(".")  # where a mechanism may write an input file (SAMBA's arm file)
+
+    @property
+    def described(self) -> str:
+        """The task in words, for titles."""
+        if self.kind == "mnist":
+            return (f"MNIST as a bandit, D = {self.dims} image components ({self.action_dims} "
+                    f"features per action), K = {self.arms}")
+        rewards = ("Bernoulli" if self.rewards == "bernoulli" else
+                   f"Gaussian (std {self.reward_std:g})")
+        return f"linear task, d = {self.dims} features per arm, K = {self.arms}, {rewards} rewards"
+
+    @property
+    def action_dims(self) -> int:
+        """The features of one arm as an action set shows it (mnist: z (x) e_a, 10 D)."""
+        return self.dims * ARMS if self.kind == "mnist" else self.dims
+
+    def task(self, seed: int) -> LinearTask | MnistTask:
+        """The task every mechanism reads at this seed."""
+        return common_task(self.kind, seed, self.action_dims, self.arms, self.rewards,
+                           self.reward_std)
+
+    def data_sets(self, section: str) -> list[str]:
+        """A section's overrides naming this task and its rewards."""
+        return [f"{section}.data={self.kind!r}", f"{section}.rewards={self.rewards!r}",
+                f"{section}.reward_std={self.reward_std}"]
 
 
 def split(d: int, m: int) -> list[int]:
@@ -51,6 +82,7 @@ class Mechanism:
     dp: bool = False           # one row per epsilon
     plaintext: bool = False    # a non-private reference, run in one process
     regret: Callable[[dict, FrontierTask, int], float] | None = None  # default: the summary's
+    refuses: Callable[[FrontierTask], str | None] = lambda t: None  # why it cannot run a task
 
     def run_regret(self, summary: dict, task: FrontierTask, seed: int) -> float:
         """Cumulative pseudo-regret of one user stream over the run's T steps."""
@@ -60,38 +92,52 @@ class Mechanism:
 
 
 def _hannun(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
-    return ["hannun.data=linear", f"hannun.arms={t.arms}", f"hannun.dims={t.arms * t.dims}",
+    # linear: the K arms' features side by side; mnist: Hannun's own setting, z itself
+    dims = t.dims if t.kind == "mnist" else t.arms * t.dims
+    return [f"hannun.data={t.kind!r}", f"hannun.arms={t.arms}", f"hannun.dims={dims}",
             f"hannun.feature_holders={t.holders}", f"hannun.iterations={steps}"]
+
+
+def _hannun_refuses(t: FrontierTask) -> str | None:
+    if t.rewards == "gaussian":
+        return "Hannun's protocol takes 0/1 rewards (its b_a updates are exact integers)"
+    return None
 
 
 def _o3m(algorithm: str):
     def sets(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
-        return ["o3m.data=linear", f"o3m.participants={t.holders}",
-                f"o3m.partition={split(t.dims, t.holders)}", f"o3m.arms={t.arms}",
-                f"o3m.iterations={steps}", f"o3m.algorithm={algorithm!r}", "o3m.baseline='central'"]
+        # each participant holds some of the d (linear) or D (mnist: x 10 columns) components
+        width = t.action_dims // t.dims
+        partition = [width * n for n in split(t.dims, t.holders)]
+        return t.data_sets("o3m") + [
+            f"o3m.participants={t.holders}", f"o3m.partition={partition}", f"o3m.arms={t.arms}",
+            f"o3m.iterations={steps}", f"o3m.algorithm={algorithm!r}", "o3m.baseline='central'"]
     return sets
 
 
 def _jdp(noise: str):
     def sets(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
-        return ["jdp.data='linear'", f"jdp.dims={t.dims}", f"jdp.actions={t.arms}",
-                f"jdp.horizon={steps}", f"jdp.epsilon={eps}", f"jdp.noise={noise!r}"]
+        return t.data_sets("jdp") + [f"jdp.dims={t.action_dims}", f"jdp.actions={t.arms}",
+                                     f"jdp.horizon={steps}", f"jdp.epsilon={eps}",
+                                     f"jdp.noise={noise!r}"]
     return sets
 
 
 def _feducb(beta: str | float):
     def sets(t: FrontierTask, seed: int, steps: int, eps: float | None) -> list[str]:
         # a fixed schedule: the threshold rule's sync bit is outside the paper's privacy proof
-        return ["feducb.data='linear'", f"feducb.agents={t.agents}", f"feducb.dims={t.dims}",
-                f"feducb.actions={t.arms}", f"feducb.horizon={steps}", f"feducb.epsilon={eps}",
-                "feducb.schedule='mlogt'", f"feducb.beta={beta!r}"]
+        return t.data_sets("feducb") + [
+            f"feducb.agents={t.agents}", f"feducb.dims={t.action_dims}",
+            f"feducb.actions={t.arms}", f"feducb.horizon={steps}", f"feducb.epsilon={eps}",
+            "feducb.schedule='mlogt'", f"feducb.beta={beta!r}"]
     return sets
 
 
 def samba_arm_file(t: FrontierTask, seed: int) -> Path:
-    """The task's arms as SAMBA sees them: each arm's mean reward over users, in an arm file."""
+    """The task's arms as SAMBA sees them: each arm's mean reward over users, in an arm file
+    (its data owners hold 0/1 rewards drawn with these means, whatever the task's rewards)."""
     path = t.folder / f"samba-arms-seed{seed}.txt"
-    write_arm_file(path, linear_task(seed, t.dims, t.arms).arm_means())
+    write_arm_file(path, t.task(seed).arm_means())
     return path
 
 
@@ -111,10 +157,10 @@ def samba_contextual_regret(summary: dict, t: FrontierTask, seed: int) -> float:
     SAMBA's arm i is the i-th largest arm mean (its arm file is read largest first); the users
     at step t are the task's users at step t, so this is the regret every other row reports.
     """
-    task = linear_task(seed, t.dims, t.arms)
+    task = t.task(seed)
     means = top_means(task.arm_means(), t.arms)
     arms = np.asarray(summary["series"]["arms"], dtype=np.int64)
-    return float(task.best_means(USERS, len(arms)).sum() - means[arms].sum())
+    return float(best_means(task, USERS, len(arms)).sum() - means[arms].sum())
 
 
 _MPC_LEARNS = "p': the arm; p'': the reward; feature holders: their own columns only"
@@ -126,7 +172,7 @@ _FEDUCB_LEARNS = "controller and other agents: noisy sums at fixed sync rounds"
 MECHANISMS: dict[str, Mechanism] = {m.name: m for m in [
     Mechanism("hannun", "hannun-synthetic.toml",
               "computational (secret shares over Z/2^64, semi-honest); trusts the dealer, "
-              "holders not all colluding", _MPC_LEARNS, _hannun),
+              "holders not all colluding", _MPC_LEARNS, _hannun, refuses=_hannun_refuses),
     Mechanism("o3m-linucb", "o3m-synthetic.toml", *_O3M, _o3m("linucb")),
     Mechanism("o3m-lints", "o3m-synthetic.toml", *_O3M, _o3m("lints")),
     Mechanism("samba-ucb", "samba-synthetic.toml",
@@ -149,5 +195,5 @@ MECHANISMS: dict[str, Mechanism] = {m.name: m for m in [
     Mechanism("linucb", "o3m-synthetic.toml", "none (non-private reference)",
               "one party sees everything", _o3m("linucb"), plaintext=True),
     Mechanism("egreedy", "hannun-synthetic.toml", "none (non-private reference)",
-              "one party sees everything", _hannun, plaintext=True),
+              "one party sees everything", _hannun, plaintext=True, refuses=_hannun_refuses),
 ]}

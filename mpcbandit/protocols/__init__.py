@@ -63,6 +63,9 @@ class Protocol:
     #: the section key that sets the number of bandit steps, and the fewest steps a run of
     #: this section may have (a duration probe runs a few more than that)
     steps: Callable[[Any], tuple[str, int]] | None = None
+    #: prepare(cfg, role) reads what that role loads from disk (MNIST's principal components,
+    #: ...) into this process's caches, before the hello: start-up is not timed as protocol time
+    prepare: Callable[[Config, str], Any] | None = None
 
     def buffer_cap(self, cfg: Config) -> int:
         """Unread bytes one peer may have waiting at a party: run.max_buffered_mb, else twice

@@ -13,21 +13,21 @@ import numpy as np
 from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bodies import expect_array, expect_fields
 from mpcbandit.config import Config
-from mpcbandit.data.linear_task import LinearStream
+from mpcbandit.data.common_task import COMMON, TaskStream, section_task
 from mpcbandit.dp.noise import NormalSource, seeded_source
 
 #: the environments a [jdp] or [feducb] section's `data` names
-DATA = ("gap", "linear")
+DATA = ("gap", *COMMON)
 
 __all__ = ["DATA", "user_stream", "noise_source", "noise_off", "regret_series", "privacy_phrase",
            "expect_statistics"]
 
 
-def user_stream(seed: int, s, stream: str) -> GapEnvironment | LinearStream:
-    """One stream of users and their action sets: Dubey & Pentland's gap environment, or the
-    frontier's common linear task (`data = "linear"`)."""
-    if s.data == "linear":
-        return LinearStream(seed, s.dims, s.actions, stream)
+def user_stream(seed: int, s, stream: str) -> GapEnvironment | TaskStream:
+    """One stream of users and their action sets: Dubey & Pentland's gap environment, or a
+    common task of the frontier (`data = "linear"` or `"mnist"`)."""
+    if s.data in COMMON:
+        return TaskStream(section_task(seed, s, s.dims, s.actions), stream)
     gap = {"gap": s.gap} if hasattr(s, "gap") else {}  # [feducb] has none: the environment's own
     return GapEnvironment(seed, s.dims, s.actions, stream, **gap)
 

@@ -34,6 +34,7 @@ from mpcbandit.bandits.feducb import (
 from mpcbandit.bandits.graphs import GRAPHS, build_graph, diameter, within_hops
 from mpcbandit.bodies import expect_bool, expect_fields, expect_index
 from mpcbandit.config import Config, spec
+from mpcbandit.data.common_task import TaskRewards, prepare_task
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
 from mpcbandit.errors import ConfigError, ProtocolError
@@ -54,7 +55,7 @@ AGENT, CONTROLLER = "agent", "controller"
 
 
 @dataclass(frozen=True)
-class FeducbSection:
+class FeducbSection(TaskRewards):
     """[feducb]: agents, environment, privacy budget, synchronisation and (P2P) graph."""
 
     mode: str = spec("centralized", choices=("centralized", "p2p"),
@@ -63,8 +64,9 @@ class FeducbSection:
     dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
     actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
     horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds (every agent acts each round)")
-    data: str = spec("gap", choices=DATA, doc="gap: the users of section 4.4; linear: the "
-                                              "frontier's common task (agent i: stream agent{i})")
+    data: str = spec("gap", choices=DATA, doc="gap: the users of section 4.4; linear | mnist: a "
+                                              "common task of the frontier (agent i: stream "
+                                              "agent{i})")
     epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
     delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
     noise: str = spec("gaussian", choices=NOISES,
@@ -86,6 +88,7 @@ class FeducbSection:
 
     def validate(self, path: str) -> None:
         check_budget(self, path)
+        self.check_task(path, ("dims", self.dims), ("actions", self.actions))
         if isinstance(self.beta, str) and self.beta != "theory":
             raise ConfigError(f"{path}.beta", f"{self.beta!r}: 'theory' or a number > 0")
         if not isinstance(self.beta, str) and not self.beta > 0:
@@ -419,4 +422,5 @@ PROTOCOL = Protocol(name="feducb", paper='Dubey & Pentland 2020, differentially-
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
                     steps=lambda s: ("horizon", s.gamma if s.mode == "p2p" else 1),
-                    headline=headline)
+                    headline=headline,
+                    prepare=lambda cfg, role: role == AGENT and prepare_task(cfg))

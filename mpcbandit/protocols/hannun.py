@@ -116,7 +116,6 @@ class HannunSection:
                 raise ConfigError(f"{path}.data_dir", f"data = {self.data!r} needs the MNIST IDX "
                                   f"files, not found in {where} (set {path}.data_dir or "
                                   "$MPCBANDIT_DATA)")
-
         worst = score_bound(self.iterations, self.regularizer)
         limit = compare.lex_limit(2 * self.precision_bits, self.arms)
         if 2 * worst >= limit:  # half the limit is margin for fixed-point drift
@@ -440,10 +439,10 @@ def sends_ahead(s: HannunSection) -> int:
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
+                    prepare=lambda cfg, role: role in (FEATURE, ENV) and task(cfg),
                     privacy_warnings=lambda s: [] if s.exploration == "secret" else [
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "
                         "permutations derive from the public config seed, so p' knows which "
                         "steps are greedy (reproduction mode; 'secret' for deployment)"],
                     sends_ahead=sends_ahead, checkpoints=True,
-                    steps=lambda s: ("iterations", 1),
-                    headline=headline)
+                    steps=lambda s: ("iterations", 1), headline=headline)

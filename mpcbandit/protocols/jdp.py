@@ -19,6 +19,7 @@ import numpy as np
 from mpcbandit.bandits.jdp_linucb import JDP_STREAM, jdp_arm
 from mpcbandit.bodies import expect_array, expect_fields, expect_index, expect_real
 from mpcbandit.config import Config, spec
+from mpcbandit.data.common_task import TaskRewards, prepare_task
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
@@ -39,14 +40,14 @@ NOISE_PURPOSE = "jdp/privatizer"
 
 
 @dataclass(frozen=True)
-class JdpSection:
+class JdpSection(TaskRewards):
     """[jdp]: the environment, the horizon and the privacy budget."""
 
     dims: int = spec(5, min=1, max=512, doc="d, dimension of the actions")
     actions: int = spec(10, min=2, max=100_000, doc="K, actions per round")
     horizon: int = spec(200, min=1, max=100_000_000, doc="T, rounds")
     data: str = spec("gap", choices=DATA, doc="gap: the users of Dubey & Pentland's section 4.4; "
-                                              "linear: the frontier's common task")
+                                              "linear | mnist: a common task of the frontier")
     gap: float = spec(0.1, min=0.0, max=0.3, doc="the best action's least lead in mean reward "
                                                  "(best in [0.6, 0.7] + gap, the rest in [0.5, 0.6])")
     epsilon: float = spec(1.0, doc="privacy budget epsilon (> 0)")
@@ -61,6 +62,7 @@ class JdpSection:
 
     def validate(self, path: str) -> None:
         check_budget(self, path)
+        self.check_task(path, ("dims", self.dims), ("actions", self.actions))
 
 
 def check_budget(s, path: str) -> None:
@@ -208,4 +210,5 @@ PROTOCOL = Protocol(name="jdp", paper='Shariff & Sheffet 2018, joint-differentia
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
                     steps=lambda s: ("horizon", 1),
-                    headline=headline)
+                    headline=headline,
+                    prepare=lambda cfg, role: role == ENV and prepare_task(cfg))

@@ -37,7 +37,9 @@ from mpcbandit.crypto.orthogonal_mask import (
     haar_orthogonal,
 )
 from mpcbandit.data import criteo
-from mpcbandit.data.linear_task import USERS, LinearTask, linear_task
+from mpcbandit.data.common_task import COMMON, TaskRewards, prepare_task, section_task
+from mpcbandit.data.linear_task import USERS, LinearTask
+from mpcbandit.data.mnist_task import MnistTask
 from mpcbandit.data.vertical_synthetic import (
     NOISE_READINGS,
     SyntheticEnvironment,
@@ -59,7 +61,7 @@ TIE_TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class O3mSection:
+class O3mSection(TaskRewards):
     """[o3m]: participants and their feature split, the bandit and its data."""
 
     participants: int = spec(5, min=2, max=100_000, doc="M: the AP plus M-1 passive participants")
@@ -73,9 +75,10 @@ class O3mSection:
     noise: str = spec("std", choices=NOISE_READINGS,
                       doc="synthetic rewards' N(0, 0.05) read as a std (reproduces the paper's "
                           "partial/central ratio > 10) or as a variance")
-    data: str = spec("synthetic", choices=("synthetic", "criteo", "linear"),
-                     doc="synthetic contexts, the Criteo sample (o3m.data_path), or the "
-                         "frontier's linear task (Bernoulli rewards)")
+    data: str = spec("synthetic", choices=("synthetic", "criteo", *COMMON),
+                     doc="synthetic contexts, the Criteo sample (o3m.data_path), or a common "
+                         "task of the frontier: linear | mnist (partition over z's components "
+                         "x 10)")
     data_path: str = spec("", local=True, doc="criteo log (CSV or TSV); '' = the shared 1,999-row sample")
     baseline: str = spec("central", choices=("central", "partial"),
                          doc="--plaintext: LinUCB/LinTS on all d features, or the first few only")
@@ -99,6 +102,7 @@ class O3mSection:
                               f"d = {criteo.USER_DIMS} x {criteo.ITEM_DIMS} = {criteo.DIMS} features")
         if not self.lam > 0:
             raise ConfigError(f"{path}.lambda", f"{self.lam!r} must be > 0")
+        self.check_task(path, ("partition", self.dims), ("arms", self.arms))
         if self.partial_features > self.dims:
             raise ConfigError(f"{path}.partial_features", f"{self.partial_features} > d = {self.dims}")
 
@@ -169,10 +173,10 @@ def _criteo_log(cfg: Config) -> criteo.CriteoCatalog:
     return catalog
 
 
-class _LinearParticipant:
-    """Participant p's columns of the common linear task's features (stream "users")."""
+class _TaskParticipant:
+    """Participant p's columns of a common task's features (stream "users")."""
 
-    def __init__(self, task: LinearTask, cols: tuple[int, int]):
+    def __init__(self, task: LinearTask | MnistTask, cols: tuple[int, int]):
         self.task, self.cols = task, cols
 
     def features(self, t: int) -> np.ndarray:
@@ -180,26 +184,26 @@ class _LinearParticipant:
         return self.task.step(USERS, t)[0][:, a:b]
 
 
-class _LinearEnvironment:
-    """The common linear task's users: Bernoulli rewards, pseudo-regret against the best mean."""
+class _TaskEnvironment:
+    """A common task's users: its rewards, pseudo-regret against the best mean."""
 
-    def __init__(self, task: LinearTask):
+    def __init__(self, task: LinearTask | MnistTask):
         self.task, self.horizon = task, None
 
     def contexts(self, t: int) -> np.ndarray:
         return self.task.step(USERS, t)[0]
 
     def feedback(self, t: int, arm: int) -> tuple[float, float]:
-        _, means, uniform = self.task.step(USERS, t)
-        return float(uniform < means[arm]), float(means.max() - means[arm])
+        _, means, draw = self.task.step(USERS, t)
+        return float(self.task.reward_of(means[arm], draw)), float(means.max() - means[arm])
 
 
 def participant_stream(cfg: Config, p: int):
     """Participant p's own features: an object with features(t) -> (K, d_p)."""
     s: O3mSection = cfg.section
-    if s.data == "linear":
-        task = linear_task(cfg.seed, s.dims, s.arms)
-        return _LinearParticipant(task, block_offsets(s.partition)[p])
+    if s.data in COMMON:
+        task = section_task(cfg.seed, s, s.dims, s.arms)
+        return _TaskParticipant(task, block_offsets(s.partition)[p])
     if s.data == "criteo":
         return _CriteoParticipant(_criteo_log(cfg), block_offsets(s.partition)[p])
     return SyntheticParticipant(cfg.seed, s.partition, s.arms, p)
@@ -208,8 +212,8 @@ def participant_stream(cfg: Config, p: int):
 def environment(cfg: Config):
     """The simulated user stream: contexts(t) -> (K, d), feedback(t, a) -> (reward, regret)."""
     s: O3mSection = cfg.section
-    if s.data == "linear":
-        return _LinearEnvironment(linear_task(cfg.seed, s.dims, s.arms))
+    if s.data in COMMON:
+        return _TaskEnvironment(section_task(cfg.seed, s, s.dims, s.arms))
     if s.data == "criteo":
         return _CriteoEnvironment(_criteo_log(cfg))
     return SyntheticEnvironment(cfg.seed, s.partition, s.arms, s.noise)
@@ -394,4 +398,5 @@ PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask ver
                     plaintext=plaintext, summarize=summarize, peers=peers,
                     sends_ahead=sends_ahead, checkpoints=True,
                     steps=lambda s: ("iterations", 1),
-                    headline=headline)
+                    headline=headline,
+                    prepare=lambda cfg, role: role != PMG and prepare_task(cfg))
