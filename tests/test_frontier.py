@@ -11,12 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from mpcbandit.cli import main
-from mpcbandit.data import data_root
 from mpcbandit.data.common_task import TaskStream, best_means
 from mpcbandit.data.linear_task import USERS, LinearTask
 from mpcbandit.data.mnist import mnist_present
 from mpcbandit.data.mnist_task import MnistTask
-from mpcbandit.data.tasks import make_task
+from mpcbandit.data.tasks import make_task, mnist_dir
 from mpcbandit.dp.privatizer import augmented_gram, bounded_rows
 from mpcbandit.errors import ConfigError
 from mpcbandit.experiments.common import shipped_config
@@ -132,25 +131,19 @@ def test_samba_is_charged_the_contextual_oracle(tiny):
     assert regret > 0
 
 
-def test_a_bad_frontier_config_names_the_key_and_the_file(tmp_path):
+@pytest.mark.parametrize("old, new, error", [
+    ("epsilons = [1.0, 4.0]", 'run = ["hannun", "oracle"]',
+     r"bad.toml: mechanisms.run.*unknown mechanism 'oracle'"),
+    ("arms = 3\n", "", r"bad.toml: task.arms.*missing"),
+    ("steps = 30", "steps = 'many'", r"task.steps.*'many' is not an integer"),
+    ("[task]", "[task]\nkind = 'criteo'", r"bad.toml: task.kind.*'criteo'"),
+    ("[task]", "[task]\nkind = 'mnist'", r"bad.toml: task.arms.*10 arms"),
+    ("[task]", "[task]\nrewards = 'poisson'", r"bad.toml: task.rewards.*'poisson'"),
+])
+def test_a_bad_frontier_config_names_the_key_and_the_file(tmp_path, old, new, error):
     bad = tmp_path / "bad.toml"
-    bad.write_text(TINY.replace('epsilons = [1.0, 4.0]', 'run = ["hannun", "oracle"]'))
-    with pytest.raises(ConfigError, match=r"bad.toml: mechanisms.run.*unknown mechanism 'oracle'"):
-        read_frontier_config(bad, paper=False)
-    bad.write_text(TINY.replace("arms = 3\n", ""))
-    with pytest.raises(ConfigError, match=r"bad.toml: task.arms.*missing"):
-        read_frontier_config(bad, paper=False)
-    bad.write_text(TINY.replace("steps = 30", "steps = 'many'"))
-    with pytest.raises(ConfigError, match=r"task.steps.*'many' is not an integer"):
-        read_frontier_config(bad, paper=False)
-    bad.write_text(TINY.replace("[task]", "[task]\nkind = 'criteo'"))
-    with pytest.raises(ConfigError, match=r"bad.toml: task.kind.*'criteo'"):
-        read_frontier_config(bad, paper=False)
-    bad.write_text(TINY.replace("[task]", "[task]\nkind = 'mnist'"))
-    with pytest.raises(ConfigError, match=r"bad.toml: task.arms.*10 arms"):
-        read_frontier_config(bad, paper=False)
-    bad.write_text(TINY.replace("[task]", "[task]\nrewards = 'poisson'"))
-    with pytest.raises(ConfigError, match=r"bad.toml: task.rewards.*'poisson'"):
+    bad.write_text(TINY.replace(old, new))
+    with pytest.raises(ConfigError, match=error):
         read_frontier_config(bad, paper=False)
 
 
@@ -209,13 +202,13 @@ def test_gaussian_rewards_run_every_mechanism_but_hannuns(tmp_path):
 
 # ---------------------------------------------------------------- MNIST as a bandit
 
-needs_mnist = pytest.mark.skipif(not mnist_present(data_root() / "mnist"),
+needs_mnist = pytest.mark.skipif(not mnist_present(mnist_dir()),
                                  reason="MNIST not found (set MPCBANDIT_DATA)")
 
 
 @needs_mnist
 def test_mnist_actions_are_the_image_in_its_digits_block_and_hannun_sees_the_same_users():
-    task = MnistTask(4, 6, str(data_root() / "mnist"))
+    task = MnistTask(4, 6, str(mnist_dir()))
     hannun = make_task("mnist", iterations=40, dims=6, arms=10, seed=4)
     means = task.means(USERS, 40)
     assert np.array_equal(means, hannun.expected)  # the same images in the same order

@@ -10,9 +10,8 @@ import numpy as np
 
 from mpcbandit.config import spec
 from mpcbandit.data.linear_task import REWARDS, LinearTask, linear_task
-from mpcbandit.data.mnist import mnist_present
 from mpcbandit.data.mnist_task import ARMS, MnistTask, mnist_task
-from mpcbandit.data.tasks import mnist_dir
+from mpcbandit.data.tasks import mnist_dir, require_mnist
 from mpcbandit.errors import ConfigError
 
 __all__ = ["COMMON", "TaskRewards", "TaskStream", "best_means", "common_task", "mnist_components",
@@ -44,9 +43,7 @@ class TaskRewards:
         self.check_rewards(path, data)
         if data == "mnist":
             mnist_components(dims[1], arms[1], path, dims[0], arms[0])
-            if not mnist_present(mnist_dir()):
-                raise ConfigError(f"{path}.data", f"data = 'mnist' needs the MNIST IDX files, "
-                                  f"not found in {mnist_dir()} (set $MPCBANDIT_DATA)")
+            require_mnist(f"{path}.data", "data = 'mnist'")
 
 
 def mnist_components(dims: int, arms: int, path: str, dims_key: str, arms_key: str) -> int:
@@ -76,9 +73,8 @@ def section_task(seed: int, s, dims: int, arms: int) -> LinearTask | MnistTask:
 def prepare_task(cfg) -> None:
     """Load an MNIST task's components into this process before its roles start (Protocol's
     `prepare`); the linear task is drawn as it is read."""
-    s = cfg.section
-    if s.data == "mnist":
-        mnist_task(cfg.seed, s.dims // ARMS, str(mnist_dir()))
+    if cfg.section.data == "mnist":
+        common_task("mnist", cfg.seed, cfg.section.dims, ARMS)
 
 
 def best_means(task: LinearTask | MnistTask, stream: str, count: int) -> np.ndarray:

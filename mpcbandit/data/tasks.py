@@ -14,13 +14,14 @@ import numpy as np
 from mpcbandit.data import BanditData, data_root
 from mpcbandit.data.kmeans import kernel_probabilities, kmeans
 from mpcbandit.data.linear_task import USERS, linear_task
-from mpcbandit.data.mnist import cached_features
+from mpcbandit.data.mnist import cached_features, mnist_present
 from mpcbandit.data.mnist_task import user_order
 from mpcbandit.data.synthetic import synthetic_classes
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import seeded_rng
 
-__all__ = ["TASKS", "linear_arm_dims", "make_task", "mnist_dir", "MNIST_TRAIN_SIZE"]
+__all__ = ["TASKS", "linear_arm_dims", "make_task", "mnist_dir", "preload", "require_mnist",
+           "MNIST_TRAIN_SIZE"]
 
 TASKS = ("synthetic", "mnist", "kmeans", "linear")
 MNIST_TRAIN_SIZE = 60_000
@@ -29,6 +30,25 @@ MNIST_TRAIN_SIZE = 60_000
 def mnist_dir(data_dir: str | Path = "") -> Path:
     """Directory holding the MNIST IDX files: data_dir if given, else <data>/mnist."""
     return Path(data_dir) if str(data_dir) else data_root() / "mnist"
+
+
+def require_mnist(key: str, what: str, data_dir: str | Path = "") -> None:
+    """A ConfigError naming `key` unless the MNIST IDX files are in mnist_dir(data_dir); a key
+    that is itself a directory setting (`*.data_dir`) is named as a remedy too."""
+    where = mnist_dir(data_dir)
+    if not mnist_present(where):
+        remedy = f"{key} or $MPCBANDIT_DATA" if key.endswith(".data_dir") else "$MPCBANDIT_DATA"
+        raise ConfigError(key, f"{what} needs the MNIST IDX files, not found in {where} "
+                               f"(set {remedy})")
+
+
+def preload(kind: str, *, dims: int, arms: int, seed: int, data_dir: str | Path = "") -> None:
+    """Read what task `kind` reads from disk into this process's caches (MNIST's components,
+    the k-means centres); the generated tasks read nothing."""
+    if kind in ("mnist", "kmeans"):
+        cached_features(str(mnist_dir(data_dir)), dims, "train")
+    if kind == "kmeans":
+        _centres(str(mnist_dir(data_dir)), dims, arms, seed)
 
 
 _CENTRES = threading.RLock()  # in-process runs: parties in threads share one computation

@@ -21,8 +21,7 @@ def bounded_rows(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     an x outside the unit ball is scaled onto it and y clipped to [-1, 1] (Gaussian rewards can
     leave it), so no user's contribution exceeds the sensitivity the privacy rests on."""
     x = np.atleast_2d(np.asarray(xs, dtype=np.float64))
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    x = np.where(norms > 1.0, x / np.where(norms > 1.0, norms, 1.0), x)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1.0)
     return np.column_stack([x, np.clip(np.atleast_1d(ys), -1.0, 1.0)])
 
 

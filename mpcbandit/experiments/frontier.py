@@ -17,11 +17,10 @@ from pathlib import Path
 import click
 import numpy as np
 
-from mpcbandit.data.common_task import COMMON
+from mpcbandit.data.common_task import COMMON, mnist_components
 from mpcbandit.data.linear_task import REWARDS, USERS
-from mpcbandit.data.mnist import mnist_present
 from mpcbandit.data.mnist_task import ARMS
-from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, mnist_dir
+from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, require_mnist
 from mpcbandit.errors import ConfigError
 from mpcbandit.experiments.common import (
     Curve,
@@ -70,15 +69,11 @@ def _check_kind(task: dict, path: Path) -> None:
         if rewards != "bernoulli":
             raise ConfigError(f"{path}: task.rewards", "the mnist task's reward is 1 for the "
                               "true digit: gaussian rewards are the linear task's")
-        if task["arms"] != ARMS:
-            raise ConfigError(f"{path}: task.arms", f"the mnist task has {ARMS} arms (digits), "
-                              f"got {task['arms']}")
+        mnist_components(ARMS * task["dims"], task["arms"], f"{path}: task", "dims", "arms")
         if task["steps"] > MNIST_TRAIN_SIZE:
             raise ConfigError(f"{path}: task.steps", f"{task['steps']} steps: one user a step, "
                               f"and MNIST has {MNIST_TRAIN_SIZE} training images")
-        if not mnist_present(mnist_dir()):
-            raise ConfigError(f"{path}: task.kind", f"'mnist' needs the MNIST IDX files, not "
-                              f"found in {mnist_dir()} (set $MPCBANDIT_DATA)")
+        require_mnist(f"{path}: task.kind", "kind = 'mnist'")
 
 
 def read_frontier_config(path: Path, paper: bool) -> tuple[FrontierTask, list[str], list[float]]:
@@ -240,7 +235,7 @@ def frontier(out: Output, paper: bool, config: Path, quick: bool, nets: list[str
     nets = ["none"] + [n for n in nets if n != "none"]
     random = random_regret(task)
     rows: list[dict] = []
-    refused = {n: MECHANISMS[n].refuses(task) for n in names if MECHANISMS[n].refuses(task)}
+    refused = {n: why for n in names if (why := MECHANISMS[n].refuses(task))}
     for name, why in refused.items():
         click.echo(f"  {name}: not run on this task: {why}")
     for name in (n for n in names if n not in refused):

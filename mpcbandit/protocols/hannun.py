@@ -47,8 +47,7 @@ from dealer import serve
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.bodies import expect_index, expect_real
 from mpcbandit.config import Config, spec
-from mpcbandit.data.mnist import mnist_present
-from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, linear_arm_dims, mnist_dir
+from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, linear_arm_dims, require_mnist
 from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import arith, compare, functions, symmetric
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
@@ -56,7 +55,14 @@ from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.hannun_reference import headline, outcome, plaintext, replay, task
+from mpcbandit.protocols.hannun_reference import (
+    headline,
+    outcome,
+    plaintext,
+    preload_task,
+    replay,
+    task,
+)
 from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, push_exploration
 from mpcbandit.results import estimate_seconds
 
@@ -111,11 +117,7 @@ class HannunSection:
             if self.iterations > MNIST_TRAIN_SIZE:
                 raise ConfigError(f"{path}.iterations", f"{self.iterations} exceeds the "
                                   f"{MNIST_TRAIN_SIZE} MNIST training images (one sweep)")
-            where = mnist_dir(self.data_dir)
-            if not mnist_present(where):
-                raise ConfigError(f"{path}.data_dir", f"data = {self.data!r} needs the MNIST IDX "
-                                  f"files, not found in {where} (set {path}.data_dir or "
-                                  "$MPCBANDIT_DATA)")
+            require_mnist(f"{path}.data_dir", f"data = {self.data!r}", self.data_dir)
         worst = score_bound(self.iterations, self.regularizer)
         limit = compare.lex_limit(2 * self.precision_bits, self.arms)
         if 2 * worst >= limit:  # half the limit is margin for fixed-point drift
@@ -439,7 +441,7 @@ def sends_ahead(s: HannunSection) -> int:
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
-                    prepare=lambda cfg, role: role in (FEATURE, ENV) and task(cfg),
+                    prepare=lambda cfg, role: role in (FEATURE, ENV) and preload_task(cfg),
                     privacy_warnings=lambda s: [] if s.exploration == "secret" else [
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "
                         "permutations derive from the public config seed, so p' knows which "

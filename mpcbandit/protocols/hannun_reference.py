@@ -9,11 +9,11 @@ import numpy as np
 from mpcbandit.bandits.egreedy import exploration_key, run_eps_greedy
 from mpcbandit.config import Config
 from mpcbandit.data import BanditData
-from mpcbandit.data.tasks import make_task
+from mpcbandit.data.tasks import make_task, preload
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols.hannun_stream import exploration
 
-__all__ = ["task", "outcome", "headline", "replay", "plaintext"]
+__all__ = ["task", "outcome", "headline", "replay", "plaintext", "preload_task"]
 
 
 def task(cfg: Config) -> BanditData:
@@ -24,6 +24,12 @@ def task(cfg: Config) -> BanditData:
                          seed=cfg.seed, data_dir=s.data_dir, sigma=s.sigma)
     except (FileNotFoundError, ValueError) as e:
         raise ConfigError("hannun.data", str(e)) from None
+
+
+def preload_task(cfg: Config) -> None:
+    """Read what the experiment's data reads from disk into this process (Protocol.prepare)."""
+    s = cfg.section
+    preload(s.data, dims=s.dims, arms=s.arms, seed=cfg.seed, data_dir=s.data_dir)
 
 
 def outcome(s, data: BanditData, arms: np.ndarray) -> dict:

@@ -29,8 +29,9 @@ def run_protocol_inproc(cfg: Config, observe: Callable[[str, Channel], Channel |
     roles = proto.roles(cfg.section)
     peers = {f"{r}.{i}": proto.peers_of(cfg.section, r, i) for r, i in roles}
     role_fn = run_role or proto.run_role
-    for role in {r for r, _ in roles} if proto.prepare is not None else ():
-        proto.prepare(cfg, role)
+    if proto.prepare is not None:
+        for role in {r for r, _ in roles}:
+            proto.prepare(cfg, role)
 
     def party(role: str, index: int):
         def run(chan: Channel) -> dict:
