@@ -120,6 +120,11 @@ KINDS: dict[str, Kind] = {
                                  Component("rb", (), "B", False)],
                         lambda p, f, s, prg, u: {"theta": wraps_unsigned(s["r"]).view(U64),
                                               "rb": f["r"].copy()}),
+    # a product of two bits each held by one party (2 parties): party 0 masks its bit with its
+    # share of a, party 1 with its share of b; c = a_0·b_1, shared arithmetically
+    "bitprod": Kind(lambda: [Component("a", (), "b", True), Component("b", (), "b", True),
+                             Component("c", (), "A", False)],
+                    lambda p, f, s, prg, u: {"c": s["a"][0] * s["b"][1]}),
     # r shared both arithmetically and in binary (for A2B / MSB)
     "edabit": Kind(lambda: [Component("r", (), "A", True), Component("rb", (), "B", False)],
                    lambda p, f, s, prg, u: {"rb": f["r"].copy()}),

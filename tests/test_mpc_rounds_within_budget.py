@@ -47,36 +47,15 @@ def test_exact_truncation_costs_seven_rounds():
     assert rounds_of(3, lambda e, x, y: e.mul(x, y), trunc="exact")["mul"] == 8
 
 
-def test_together_costs_the_rounds_of_the_longest_op():
-    def merged(e, x, y):
-        e.together(e.op.lt(x, y), e.op.mul(x, y), e.op.argmax(x[:10]), e.op.square(y),
-                   label="merged")
+def test_two_party_exact_truncation_costs_one_round_and_a_bit_each_way():
+    def cost(trunc):
+        def fn(eng):
+            x = eng.input(np.linspace(1, 9, 800) if eng.lead else None, "compute.0")
+            eng.run(eng.op.mul(x, x), label="product")
+            return eng.chan.stats.by_op["product"]
+        st = run_engines(fn, 2, trunc=trunc)[0]["compute.0"]
+        return st.rounds, st.bytes_sent
 
-    alone = {}
-    for name, body in {"lt": lambda e, x, y: e.lt(x, y), "mul": lambda e, x, y: e.mul(x, y),
-                       "argmax": lambda e, x, y: e.argmax(x[:10]),
-                       "square": lambda e, x, y: e.square(y)}.items():
-        alone[name] = sum(rounds_of(3, body).values())
-    assert rounds_of(3, merged) == {"merged": max(alone.values())}
-    assert sum(alone.values()) > max(alone.values())
-
-
-def test_non_computing_parties_join_merged_rounds():
-    """The arm-puller's output and the reward holder's input ride in the computing parties'
-    rounds: the merged call costs the rounds of its longest op."""
-    def fn(eng):
-        x = eng.input(np.arange(10.0) if eng.lead else None, "compute.0")
-        hot = eng.argmax(x)
-        _, r, prod = eng.together(eng.op.open_to(hot, "arm.0"), eng.op.input(None, "reward.0"),
-                                  eng.op.mul(x, x), label="select")
-        return eng.chan.stats.op("select").rounds, eng.open(prod), eng.open(r)
-
-    res, chans = run_engines(fn, 3, others={
-        "arm.0": lambda eng: eng.together(eng.op.open_to(None, "arm.0"), label="select")[0],
-        "reward.0": lambda eng: eng.together(eng.op.input(0.5, "reward.0"), label="select"),
-    })
-    rounds, prod, r = res["compute.0"]
-    assert rounds == 2                                  # = mul with truncation at 3 parties
-    assert np.array_equal(res["arm.0"], np.eye(10)[9])
-    assert np.allclose(prod, np.arange(10.0) ** 2, atol=1e-4) and r == 0.5
-    assert chans["arm.0"].stats.op("select").rounds == 1
+    (local_rounds, local_bytes), (exact_rounds, exact_bytes) = cost("local"), cost("exact")
+    assert exact_rounds == local_rounds + 1
+    assert 800 // 8 <= exact_bytes - local_bytes <= 800 // 8 + 64   # packed bits + framing

@@ -16,7 +16,7 @@ from mpcbandit.mpc.prg import SEED_BYTES
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import IN_OP, Round
 
-__all__ = ["open_parts", "open_values", "peer_ring", "peer_seed", "peer_shape",
+__all__ = ["open_parts", "open_values", "swap_bits", "peer_ring", "peer_seed", "peer_shape",
            "MAX_SHARED_ELEMENTS"]
 
 
@@ -94,3 +94,16 @@ def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
         else:
             acc += peer_ring(got[p], acc.shape, p)
     return _unpack(acc, arrays)
+
+
+def swap_bits(eng, bits: np.ndarray):
+    """Send my 0/1 array to the other of 2 parties as packed bits and get theirs (one round)."""
+    (other,) = eng.others
+    packed = np.packbits(bits.ravel().astype(np.uint8)).tobytes()
+    got = yield Round({other: packed}, (other,))
+    body = got[other]
+    if type(body) is not bytes or len(body) != len(packed):
+        raise ProtocolError(other, IN_OP, f"expected {len(packed)} bytes of packed bits, "
+                                          f"got {kind_of(body)}")
+    theirs = np.unpackbits(np.frombuffer(body, dtype=np.uint8), count=bits.size)
+    return theirs.astype(U64).reshape(bits.shape)

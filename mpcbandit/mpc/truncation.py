@@ -1,5 +1,6 @@
 """Truncation of fixed-point shares by 2^d: local (SecureML), the paper's Alg. 3, exact
-(Alg. 3 with its wrap bit from a comparison circuit) and pair (stochastic rounding, fused)."""
+(for 2 parties one Beaver round on the shares' top bits; for more, Alg. 3 with its wrap bit
+from a comparison circuit) and pair (stochastic rounding, fused)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from mpcbandit.mpc.binary import less_than_public
 from mpcbandit.mpc.fused import pend, settle
-from mpcbandit.mpc.opening import open_parts
+from mpcbandit.mpc.opening import open_parts, swap_bits
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.ring import wraps_signed, wraps_unsigned
 from mpcbandit.mpc.shares import AShare
@@ -58,6 +59,8 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
             theta += wraps_signed(parts).view(U64)
         v = (x.v.view(np.int64) >> np.int64(d)).view(U64) - (theta << up)
         return AShare(v, x.frac - d, eng.lead)
+    if mode == "exact" and eng.n == 2:
+        return (yield from _exact_two(eng, x, d))
     if mode == "exact":
         # Alg. 3 with η = [z < r] computed by a comparison circuit; unsigned frame, offset 2^62
         m = eng.material.take("trunc_exact", (), x.size)
@@ -79,3 +82,35 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
             v -= np.uint64(1 << (62 - d))
         return AShare(v, x.frac - d, eng.lead)
     raise ValueError(f"unknown truncation {mode!r} (choose from {', '.join(TRUNC_MODES)})")
+
+
+
+def _exact_two(eng, x: AShare, d: int):
+    """Exact truncation for 2 parties in one round. Offset by 2^62, x lies in [0, 2^63), so
+    its two shares (read unsigned) wrap past 2^64 exactly when either has its top bit t_i
+    set: wrap = t0 + t1 − t0·t1. Each party holds its own bit, so t0·t1 costs one bit each
+    way (``_private_bit_product``). Needs |x| < 2^62 (encoded), as Alg. 3's exact variant."""
+    off = np.uint64(1 << 62)
+    xp = x.v + off if eng.lead else x.v
+    top = xp >> np.uint64(63)
+    both = yield from _private_bit_product(eng, top)
+    wrap = top - both                                        # this party's share of t0 ∨ t1
+    v = (xp >> np.uint64(d)) - (wrap << np.uint64(64 - d))
+    if eng.lead:
+        v -= np.uint64(1 << (62 - d))
+    return AShare(v, x.frac - d, eng.lead)
+
+
+def _private_bit_product(eng, t: np.ndarray):
+    """Shares of t0·t1, party i holding the bits t_i (one round, one bit each way): party 0
+    sends e = t0 ⊕ a0, party 1 sends f = t1 ⊕ b1, masks only each holds, with [a0·b1] from
+    the dealer; t0·t1 = t0·f + (1 − 2f)·(e·b1 + (1 − 2e)·a0·b1)."""
+    m = eng.material.take("bitprod", (), t.size)
+    mask = (m["a"] if eng.lead else m["b"]).reshape(t.shape)
+    c = m["c"].reshape(t.shape)
+    theirs = yield from swap_bits(eng, t ^ mask)
+    e, f = ((t ^ mask), theirs) if eng.lead else (theirs, (t ^ mask))
+    one, two = np.uint64(1), np.uint64(2)
+    if eng.lead:
+        return t * f + (one - two * f) * (one - two * e) * c
+    return (one - two * f) * (e * mask + (one - two * e) * c)
