@@ -22,9 +22,9 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
     assert len(s["series"]["arms"]) == 60 and len(s["parties"]) == 6
     assert s["agreement_with_plaintext"] >= 0.999
     assert s["cumulative_reward"] == s["plaintext_cumulative_reward"]
-    # the schedule (linear start): 1 prefix + [1 + argmax 7 + 4 + open 1 + o_t, r_t 1]
-    # + 1 update (o_a r_t x_t with it), plus the first context
-    assert s["critical_rounds_per_step"] == pytest.approx(16 + 1 / 60)
+    # the schedule (linear start, exact truncation): 1 prefix + u's truncation + [1 + argmax
+    # 7 + 4 + open 1 + o_t, r_t 1] + 1 update (o_a r_t x_t with it), plus the first context
+    assert s["critical_rounds_per_step"] == pytest.approx(17 + 1 / 60)
     assert s["online_bytes_per_step_feature_holder"] <= 150_000
     assert {p["role"] for p in s["parties"]} == {"feature_holder", "arm_puller", "reward_holder", "dealer",
                                              "environment"}
@@ -57,15 +57,19 @@ def test_inprocess_secure_run_equals_plaintext(overrides):
     assert np.mean(arms == ref) >= 0.999
 
 
-@pytest.mark.parametrize("init,arms,rounds", [
-    ("paper", 10, 22),   # 1 + [1 + exp 8 + Newton 7+2 + 2] + 1: the reciprocal chain is longest
-    ("linear", 10, 16),  # 1 + [1 + argmax 7+ceil(log2 9) + open 1 + o_t, r_t 1] + 1 (o_a r_t x_t)
-    ("linear", 5, 14),   # argmax 7 + ceil(log2 4): as long as the Newton chain 1 + [1 + 9 + 2] + 1
+@pytest.mark.parametrize("init,arms,sets,rounds", [
+    # exact truncation (the default), one round after each truncated product
+    ("paper", 10, ["hannun.newton_iterations=7"], 42),  # the reciprocal chain is the longest:
+    # 2 + [1 + 1 + exp (1 + 8 x 2) + Newton (7 + 2) x 2 + 2] + 1
+    ("linear", 10, [], 17),  # 2 + [1 + argmax 7+ceil(log2 9) + open 1 + o_t, r_t 1] + 1
+    ("linear", 5, [], 17),   # the Newton chain 2 + [1 + 1 + (3 + 2) x 2 + 2] + 1 is longer
+    ("linear", 10, ["hannun.trunc=local"], 16),   # no truncation round: the select chain
 ])
-def test_rounds_per_step_follow_the_schedule(init, arms, rounds):
+def test_rounds_per_step_follow_the_schedule(init, arms, sets, rounds):
     steps = 12
-    cfg, results, _, chans = run_hannun([SEEDED, f"hannun.iterations={steps}", f"hannun.reciprocal_init={init}",
-                                         f"hannun.arms={arms}", "hannun.dims=6", "seed=7"])
+    cfg, results, _, chans = run_hannun([SEEDED, f"hannun.iterations={steps}",
+                                         f"hannun.reciprocal_init={init}", f"hannun.arms={arms}",
+                                         "hannun.dims=6", "seed=7", *sets])
     assert results["arm_puller.0"]["arms"] == replay(cfg, dealer_key(results))["series"]["arms"]
     online = results["feature_holder.0"]["online"]
     assert online["rounds"] == rounds * steps + 1  # + sharing the first context

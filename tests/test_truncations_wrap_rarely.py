@@ -38,24 +38,52 @@ def test_the_linear_reciprocal_truncates_only_values_below_its_start_error():
     assert _largest_truncated("exp") > 0.9
 
 
+def _hannun_ledger(*sets: str) -> BENCH.WrapLedger:
+    cfg = load_config("configs/hannun-synthetic.toml", [
+        "hannun.iterations=40", 'run.security="none"', *sets])
+    with BENCH.counting(BENCH.WrapLedger()) as ledger:
+        run_protocol_inproc(cfg, deadline_s=60.0)
+    return ledger
+
+
 def test_hannun_reciprocal_chain_with_the_linear_start_expects_under_a_fiftieth_of_the_wraps():
     per_step = {}
     for init in ("paper", "linear"):
-        cfg = load_config("configs/hannun-synthetic.toml", [
-            "hannun.iterations=40", f'hannun.reciprocal_init="{init}"', 'run.security="none"'])
-        with BENCH.counting(BENCH.WrapLedger()) as ledger:
-            run_protocol_inproc(cfg, deadline_s=60.0)
-        per_step[init] = sum(e for site, e in ledger.expected.items() if "reciprocal" in site) / 40
+        ledger = _hannun_ledger(f'hannun.reciprocal_init="{init}"', 'hannun.trunc="local"',
+                                "hannun.newton_iterations=7")
+        # the chain after its input (1 + x^T u, truncated alike by both: "_narrowed")
+        per_step[init] = sum(e for site, e in ledger.expected.items()
+                             if "reciprocal" in site and not site.endswith("_narrowed")) / 40
         assert sum(ledger.wraps.values()) == 0
-        # the update is truncated after o_a multiplies it: only the pulled arm's term is not 0
-        update = ledger.expected["_step (o_a times the update)"]
-        assert update < 0.2 * ledger.expected["matvec"]
     assert 0 < per_step["linear"] < 0.02 * per_step["paper"]
+
+
+def test_hannun_default_truncates_exactly_everywhere_and_expects_no_wraps():
+    ledger = _hannun_ledger()
+    assert set(ledger.modes.values()) == {"exact"}
+    assert sum(ledger.elements.values()) > 40 * 4000       # every site counted, ~4500 a step
+    assert sum(ledger.expected.values()) == 0 and sum(ledger.wraps.values()) == 0
+
+
+def test_the_ledger_sees_the_wraps_a_local_truncation_makes():
+    rng = np.random.default_rng(5)
+    x = 2.0 ** (30.5 - L) * rng.uniform(-1, 1, 20_000)   # products near 2^61: ~1 in 30 wraps
+
+    def fn(eng):
+        a = eng.input(x if eng.lead else None, "compute.0")
+        return eng.open(eng.mul(a, a))
+
+    with BENCH.counting(BENCH.WrapLedger()) as ledger:
+        got = run_engines(fn, 2, frac_bits=L, trunc="local")[0]["compute.0"]
+    failed = int(np.sum(np.abs(got - x * x) > 1.0))
+    assert failed > 100 and sum(ledger.wraps.values()) == failed
+    assert sum(ledger.expected.values()) == pytest.approx(failed, rel=0.2)
 
 
 def test_the_bench_writes_a_row_per_call_site_and_the_verdict_against_the_bound(tmp_path):
     result = CliRunner().invoke(main, ["bench", "hannun-wraps", "--steps", "12", "--data",
-                                       "synthetic", "--out", str(tmp_path)])
+                                       "synthetic", "--set", 'hannun.trunc="local"',
+                                       "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     with (tmp_path / "hannun_wraps.csv").open() as f:
         rows = list(csv.DictReader(f))

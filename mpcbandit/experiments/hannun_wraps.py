@@ -6,7 +6,8 @@ A 2-party local truncation (SecureML) of a value x shared as x0 + x1 mod 2^64 is
 uniform x0 that has probability |x| / 2^64 (x the encoded value, before the shift). The bench
 runs Hannun's feature holders in one process (threads), records every truncation with both
 holders' shares, rebuilds x and adds up, per call site, the expected number of wraps (the sum
-of |x| / 2^64) and the wraps that happened.
+of |x| / 2^64; none for exact truncation, which the default uses) and the results that were
+off the true quotient by more than the rounding (wraps seen, in either mode).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import numpy as np
 from mpcbandit.experiments.common import Output, experiment_command, shipped_config, sized_option
 from mpcbandit.experiments.hannun import data_option, kind_of_data
 from mpcbandit.mpc import functions, truncation
-from mpcbandit.mpc.ring import wraps_signed
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 __all__ = ["WrapLedger", "bench", "counting"]
@@ -58,33 +58,39 @@ class WrapLedger:
         self.elements: dict[str, int] = defaultdict(int)
         self.wraps: dict[str, int] = defaultdict(int)
         self.largest: dict[str, float] = defaultdict(float)   # |x| in units of 2^(2L)
+        self.modes: dict[str, str] = {}
         self.late_expected = 0.0   # the second half of the run
         self.second_half = False
 
-    def record(self, eng, x, d: int, mode: str) -> None:
-        """One party's truncation of x by d bits; counted once both parties' have come."""
-        if mode != "local":
-            raise ValueError(f"the ledger counts local truncations, not {mode!r} ones")
+    def record(self, eng, x, d: int, mode: str, result) -> None:
+        """One party's truncation of x by d bits and its result; counted once both parties'
+        have come: expected wraps (local: |x|/2^64; exact: none) and the results that are
+        off the true quotient by more than the rounding (wraps seen, in either mode)."""
+        if mode not in ("local", "exact"):
+            raise ValueError(f"the ledger counts local and exact truncations, not {mode!r} ones")
         seq = getattr(self.local, "seq", 0)
         self.local.seq = seq + 1
         # the lead adds n 2^(d-1) before shifting (unbiased rounding): that is what is shifted
         v = x.v + np.uint64(eng.n << (d - 1)) if eng.lead else x.v.copy()
         site = _site()
         with self.lock:
+            self.modes[site] = mode
             other = self.waiting.pop(seq, None)
             if other is None:
-                self.waiting[seq] = (site, v)
+                self.waiting[seq] = (site, v, result.v)
                 return
-        mine_site, mine = other
+        mine_site, mine, mine_result = other
         assert mine_site == site, (mine_site, site)
-        value = np.abs((mine + v).view(np.int64).astype(np.float64))
-        p = float(value.sum()) / 2.0 ** 64
+        shifted = (mine + v).view(np.int64)
+        value = np.abs(shifted.astype(np.float64))
+        off = (mine_result + result.v).view(np.int64) - (shifted >> np.int64(d))
+        p = float(value.sum()) / 2.0 ** 64 if mode == "local" else 0.0
         with self.lock:
             self.largest[site] = max(self.largest[site],
                                      float(value.max()) / 2.0 ** (2 * eng.frac))
             self.expected[site] += p
             self.elements[site] += v.size
-            self.wraps[site] += int(np.count_nonzero(wraps_signed([mine, v])))
+            self.wraps[site] += int(np.count_nonzero(np.abs(off) > eng.n))
             if self.second_half:
                 self.late_expected += p
 
@@ -96,9 +102,10 @@ def counting(ledger: WrapLedger):
     original = truncation.truncate
 
     def counted(eng, x, d, mode=None):
+        out = yield from original(eng, x, d, mode)
         if d:
-            ledger.record(eng, x, d, mode or eng.trunc)
-        return (yield from original(eng, x, d, mode))
+            ledger.record(eng, x, d, mode or eng.trunc, out)
+        return out
 
     truncation.truncate = functions.truncate = counted
     try:
@@ -107,8 +114,8 @@ def counting(ledger: WrapLedger):
         truncation.truncate = functions.truncate = original
 
 
-COLUMNS = ["call_site", "elements_per_step", "expected_wraps_per_step", "expected_per_sweep",
-           "wraps_seen"]
+COLUMNS = ["call_site", "truncation", "elements_per_step", "expected_wraps_per_step",
+           "expected_per_sweep", "wraps_seen"]
 
 
 @experiment_command("hannun-wraps", "a 60,000-step run (one sweep of MNIST)")
@@ -127,10 +134,10 @@ def bench(out: Output, paper: bool, steps: int, data: str | None, sets: tuple[st
     cfg = shipped_config("hannun-synthetic.toml", [
         f"hannun.iterations={steps}", f'hannun.data="{kind}"', 'run.security="none"', *sets])
     s = cfg.section
-    if s.trunc not in ("auto", "local") or s.feature_holders != 2:
-        raise click.UsageError(f"this bench measures local truncation, which needs "
-                               f"hannun.trunc = \"local\" or \"auto\" and 2 feature holders "
-                               f"(given: {s.trunc!r}, {s.feature_holders})")
+    if s.trunc not in ("auto", "local", "exact") or s.feature_holders != 2:
+        raise click.UsageError(f"this bench measures local and exact truncation, which need "
+                               f"hannun.trunc = \"exact\", \"local\" or \"auto\" and 2 feature "
+                               f"holders (given: {s.trunc!r}, {s.feature_holders})")
     ledger = WrapLedger()
     half = steps // 2
 
@@ -151,11 +158,11 @@ def bench(out: Output, paper: bool, steps: int, data: str | None, sets: tuple[st
     with counting(ledger):
         run_protocol_inproc(cfg, observe=watch, deadline_s=600.0)
     wall = time.perf_counter() - t0
-    rows = [[site, round(ledger.elements[site] / steps), e / steps, e / steps * SWEEP,
-             ledger.wraps[site]]
+    rows = [[site, ledger.modes[site], round(ledger.elements[site] / steps), e / steps,
+             e / steps * SWEEP, ledger.wraps[site]]
             for site, e in sorted(ledger.expected.items(), key=lambda kv: -kv[1])]
     total = sum(ledger.expected.values())
-    rows.append(["all", round(sum(ledger.elements.values()) / steps), total / steps,
+    rows.append(["all", s.trunc, round(sum(ledger.elements.values()) / steps), total / steps,
                  total / steps * SWEEP, sum(ledger.wraps.values())])
     late = ledger.late_expected / max(1, steps - half) * SWEEP
     mean = total / steps * SWEEP
@@ -164,6 +171,7 @@ def bench(out: Output, paper: bool, steps: int, data: str | None, sets: tuple[st
                f"{'met' if mean < BOUND else 'NOT met'}")
     out.table("hannun_wraps", COLUMNS, rows,
               f"Truncation wraps of a Hannun run ({kind}, {steps:,} steps, A = {s.arms}, "
-              f"D = {s.dims}, L = {s.precision_bits}, reciprocal_init {s.reciprocal_init}, "
+              f"D = {s.dims}, L = {s.precision_bits}, trunc {s.trunc}, reciprocal_init "
+              f"{s.reciprocal_init}, "
               f"Newton {s.newton_iterations}; {wall:.0f} s in one process)", verdict)
     click.echo((out.folder / "hannun_wraps.md").read_text())

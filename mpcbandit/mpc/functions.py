@@ -118,7 +118,9 @@ def mul_public(eng, x: AShare, c, bits: int | None = None):
 
 def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS, start: str = "exp"):
     """⟦1/x⟧ by Newton–Raphson from the paper's initial value (start="exp") or, for x in
-    [1, 2], the minimax line (start="linear").
+    [1, 2], the minimax line (start="linear"). x may be an untruncated product (more than the
+    engine's fractional bits): it is truncated first, with exact truncation in the same round
+    as the line's product.
 
     Iterations 1..T−1 run in error form (one multiplication depth each); before the last one
     e is recomputed from x so that the rounding carried along the error form is corrected
@@ -126,13 +128,12 @@ def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS, start: s
     if start not in RECIPROCAL_STARTS:
         raise ValueError(f"unknown reciprocal start {start!r} (choose from "
                          f"{', '.join(RECIPROCAL_STARTS)})")
-    x = x.shift_frac(eng.frac) if x.frac < eng.frac else x
+    x, x_t = yield from _narrowed(eng, x, start)
     if eng.trunc == "pair":
         return (yield from _reciprocal_pair(eng, x, iterations, start))
-    if start == "exp":
-        e = yield from exp(eng, 0.5 - x)
-        x_t = e * 3 + 0.003
-    else:
+    if x_t is None and start == "exp":
+        x_t = (yield from exp(eng, 0.5 - x)) * 3 + 0.003
+    elif x_t is None:
         x_t = (-(yield from mul_public(eng, x, 8 / 17, SLOPE_BITS))) + 24 / 17
     err = yield from _error(eng, x, x_t)
     for _ in range(iterations - 1):
@@ -140,6 +141,19 @@ def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS, start: s
         x_t = x_t + step
     err = yield from _error(eng, x, x_t)   # fresh error: classical last step
     return x_t + (yield from bilinear(eng, "mul", x_t, err))
+
+
+def _narrowed(eng, x: AShare, start: str):
+    """x at the engine's fractional bits, and the linear start if it came for free: from an
+    untruncated product, exact truncation takes x·slope down in the same round as x (it cannot
+    wrap, even from 2L + SLOPE_BITS bits)."""
+    if x.frac < eng.frac:
+        return x.shift_frac(eng.frac), None
+    if x.frac > eng.frac and start == "linear" and eng.trunc == "exact":
+        x, slope = yield from gather([rescale(eng, x), truncate(
+            eng, _times_public(eng, x, 8 / 17, SLOPE_BITS), x.frac + SLOPE_BITS - eng.frac)])
+        return x, (-slope) + 24 / 17
+    return (yield from rescale(eng, x)), None
 
 
 def _error(eng, x: AShare, x_t: AShare):

@@ -11,18 +11,10 @@ Parties (each its own process):
   dealer.0               correlated randomness (the engine's), and the exploration stream:
                          y_t ~ Bernoulli(eps), v_t ~ Uniform(0,1)^A, the tie-break permutation.
 
-Round schedule of one step t (see ``_step``; 2 feature holders, local truncation):
-  1 round    u_a = W_a^{-1} x_t and (1 - y_t) b_a                                  (prefix)
-  then, merged in lock-step (the step costs its longest chain):
-    select   s~_a = (1 - y) b_a^T u_a + y v_a (1) -> argmax (one pass of Alg. 2 on
-             s~_a 2^k + gamma_a - 1: ties broken by the dealer's permutation) -> one-hot
-             opened to p' alone (1) -> p' shares o_t and p'' shares r_t (1: p' -> environment
-             -> p'' are two more message hops this round waits through) -> r_t x_t (1)
-    eq. 1    1 + x^T u_a (1) -> reciprocal (exp 8 + Newton T+2, or Newton only with
-             reciprocal_init = "linear") -> g_a = q_a u_a (1) -> g_a u_a^T (1)
-             (its upper triangle: W_a^{-1} is kept exactly symmetric, share by share)
-    context  the feature holders share x_{t+1} (1)
-  1 round    o_a * (g_a u_a^T | r_t x_t) for every arm; W^{-1} -= ..., b += ...
+Round schedule of one step t (``_step``; docs/hannun.md "One step"): the prefix u = W^{-1} x
+and (1 - y) b (1, and 1 for u's exact truncation), then in lock-step the select chain (score,
+argmax, one-hot to p', [o_t] and [r_t]), the eq. 1 chain (1 + x^T u, reciprocal, q u u^T with
+u u^T formed meanwhile) and the next context, then one round of exact products with o_a.
 
 Scores are exact where the paper's ties live: b_a is exact (integer o, r times x), and
 s_a = b_a^T (W_a^{-1} x) is a product WITHOUT truncation, kept at 2L fractional bits, so an
@@ -82,7 +74,8 @@ class HannunSection:
     iterations: int = spec(1000, min=1, max=10_000_000, doc="T")
     epsilon: float = spec(0.1, min=0.0, max=1.0, doc="exploration probability")
     precision_bits: int = spec(20, min=8, max=26, doc="L: fixed-point fractional bits")
-    newton_iterations: int = spec(7, min=1, max=30, doc="Newton-Raphson steps of the reciprocal")
+    newton_iterations: int = spec(3, min=1, max=30, doc="Newton-Raphson steps of the reciprocal "
+                                  "(3 reach 2^-32 from the linear start; the paper's needs 7)")
     data: str = spec("synthetic", choices=TASKS, doc="synthetic | mnist | kmeans | linear (D = |A| d)")
     data_dir: str = spec("", local=True, doc="MNIST IDX directory (default: $MPCBANDIT_DATA or ../shared/data/mnist)")
     sigma: float = spec(0.5, min=1e-3, doc="kernel width of the kmeans task's rewards")
@@ -91,11 +84,13 @@ class HannunSection:
     regularizer: float = spec(0.0, min=0.0, doc="§7: W_a starts at (1 + regularizer) I (0: off)")
     reciprocal_init: str = spec("linear", choices=("paper", "linear"),
                                 doc="Newton start: linear = 24/17 - 8/17 d, minimax on d in [1, 2] "
-                                    "(5 fewer rounds, 8x fewer truncation wraps); paper = "
+                                    "(fewer rounds, smaller values to truncate); paper = "
                                     "3 e^(0.5 - d) + 0.003 (an exp, 8 squarings)")
-    trunc: str = spec("auto", choices=TRUNC_CHOICES,
-                      doc="truncation after products: auto (local for 2 holders, else paper), "
-                          "local, paper, exact")
+    trunc: str = spec("exact", choices=TRUNC_CHOICES,
+                      doc="truncation after products: exact (cannot wrap; one round each with 2 "
+                          "holders, Alg. 3 and a comparison with more), local (free, wraps with "
+                          "probability |x|/2^64), paper (Alg. 3), pair (stochastic, fused), "
+                          "auto (the engine's: local for 2, pair for more)")
     exploration: str = spec("secret", choices=("secret", "seeded"),
                             doc="secret: the dealer keys its eps/uniform/permutation stream with "
                                 "os.urandom (revealed in its result after the run, for the "
@@ -228,15 +223,21 @@ def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, ga
 
 
 def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
-    """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = g_a u_a^T, as its
-    upper triangle (A, D(D+1)/2), at 2L bits: truncated once o_a has multiplied it."""
-    A, D = s.arms, s.dims
-    xu = yield from arith.bilinear(eng, "matmul", u, x)                 # x^T W_a^{-1} x
+    """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = q_a u_a u_a^T, as
+    its upper triangle (A, D(D+1)/2) at L bits. u_a u_a^T is formed while the reciprocal
+    runs, so the term is ready two rounds after q_a, and o_a (an integer) multiplies it
+    exactly: the update of W_a^{-1} needs no truncation."""
+    A = s.arms
+    q, uu = yield from gather([_inverse_denominator(eng, s, u, x),
+                               arith.bilinear(eng, "outer_upper", u, u)])  # exactly symmetric
+    return (yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), uu.reshape(A, 1, -1)))
+
+
+def _inverse_denominator(eng: Engine, s: HannunSection, u: AShare, x: AShare):
+    """q_a = 1 / (1 + x^T W_a^{-1} x); the product is handed to the reciprocal untruncated."""
+    xu = yield from arith.bilinear(eng, "matmul", u, x, rescale=False)  # x^T W_a^{-1} x
     start = "exp" if s.reciprocal_init == "paper" else "linear"         # den in [1, 2]: |x| = 1
-    q = yield from functions.reciprocal(eng, xu + 1.0, s.newton_iterations, start)
-    g = yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), u.reshape(A, 1, D))
-    return (yield from arith.bilinear(eng, "outer_upper", g.reshape(A, D), u,
-                                      rescale=False))                   # exactly symmetric
+    return (yield from functions.reciprocal(eng, xu + 1.0, s.newton_iterations, start))
 
 
 def _nothing():
@@ -264,9 +265,8 @@ def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_c
         _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x), next_context,
         symmetric.outer_upper(eng, x) if "w" in state else _nothing()])
     m = smt.shape[-1]
-    # the term is truncated after o_a multiplies it: a truncation wraps with probability
-    # ~|value| 2^(2L)/2^64, and every arm but the pulled one is now exactly 0; o_a r_t x_t is
-    # one product of three factors, exact (o_a, r_t integers): one round, not two
+    # o_a, r_t are integers: o_a times the term and o_a r_t x_t (one product of three factors:
+    # one round, not two) are exact, with no truncation
     w_term, orx, oxx = yield from gather([
         arith.bilinear(eng, "matmul", o.reshape(A, 1, 1), smt.reshape(A, 1, m)),
         arith.outer3(eng, o, r, x),
