@@ -39,6 +39,8 @@ RECIPROCAL_STARTS = ("exp", "linear")
 #: fractional bits of the linear start's slope 8/17 (482/1024, |1 − d·x₀| ≤ 0.0593 on [1, 2]):
 #: x·slope is then truncated from L + 10 bits, not 2L, so it wraps 2^(L−10) times less often
 SLOPE_BITS = 10
+#: the line x_0 = LINE_AT_0 − LINE_SLOPE·x
+LINE_AT_0, LINE_SLOPE = 24 / 17, 8 / 17
 
 
 def check_domain(name: str, domain, valid) -> None:
@@ -76,7 +78,7 @@ def _reciprocal_pair(eng, x: AShare, iterations: int, start: str):
     if start == "exp":
         x_t = (yield from _exp_pending(eng, 0.5 - x, EXP_K)) * 3 + 0.003
     else:
-        x_t = (-fused.pend(eng, _times_public(eng, x, 8 / 17, SLOPE_BITS), SLOPE_BITS)) + 24 / 17
+        x_t = LINE_AT_0 - fused.pend(eng, _times_public(eng, x, LINE_SLOPE, SLOPE_BITS), SLOPE_BITS)
     (w,), done = yield from fused.fused_products(eng, [("mul", x, x_t)])
     x_t = done[id(x_t)]
     err = fused.pend(eng, 1.0 - w, w.frac - eng.frac)   # truncate the small error: see _error
@@ -134,7 +136,7 @@ def reciprocal(eng, x: AShare, iterations: int = RECIPROCAL_ITERATIONS, start: s
     if x_t is None and start == "exp":
         x_t = (yield from exp(eng, 0.5 - x)) * 3 + 0.003
     elif x_t is None:
-        x_t = (-(yield from mul_public(eng, x, 8 / 17, SLOPE_BITS))) + 24 / 17
+        x_t = LINE_AT_0 - (yield from mul_public(eng, x, LINE_SLOPE, SLOPE_BITS))
     err = yield from _error(eng, x, x_t)
     for _ in range(iterations - 1):
         step, err = yield from gather([bilinear(eng, "mul", x_t, err), square(eng, err)])
@@ -151,8 +153,8 @@ def _narrowed(eng, x: AShare, start: str):
         return x.shift_frac(eng.frac), None
     if x.frac > eng.frac and start == "linear" and eng.trunc == "exact":
         x, slope = yield from gather([rescale(eng, x), truncate(
-            eng, _times_public(eng, x, 8 / 17, SLOPE_BITS), x.frac + SLOPE_BITS - eng.frac)])
-        return x, (-slope) + 24 / 17
+            eng, _times_public(eng, x, LINE_SLOPE, SLOPE_BITS), x.frac + SLOPE_BITS - eng.frac)])
+        return x, LINE_AT_0 - slope
     return (yield from rescale(eng, x)), None
 
 

@@ -1,6 +1,6 @@
 """Truncation of fixed-point shares by 2^d: local (SecureML), the paper's Alg. 3, exact
-(for 2 parties one Beaver round on the shares' top bits; for more, Alg. 3 with its wrap bit
-from a comparison circuit) and pair (stochastic rounding, fused)."""
+(the shares' wrap count from their top bits in one round for 2 parties; for more, Alg. 3 with
+η from a comparison circuit) and pair (stochastic rounding, fused)."""
 
 from __future__ import annotations
 
@@ -59,24 +59,11 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
             theta += wraps_signed(parts).view(U64)
         v = (x.v.view(np.int64) >> np.int64(d)).view(U64) - (theta << up)
         return AShare(v, x.frac - d, eng.lead)
-    if mode == "exact" and eng.n == 2:
-        return (yield from _exact_two(eng, x, d))
     if mode == "exact":
-        # Alg. 3 with η = [z < r] computed by a comparison circuit; unsigned frame, offset 2^62
-        m = eng.material.take("trunc_exact", (), x.size)
-        r, theta_r, rb = (m[k].reshape(x.shape) for k in ("r", "theta", "rb"))
-        off = np.uint64(1 << 62)
-        xp = x.v + off if eng.lead else x.v
-        z_mine = xp + r
-        beta = wraps_unsigned([xp, r]).view(U64)
-        (parts,) = yield from open_parts(eng, [z_mine])
-        z = parts[0].copy()
-        for p in parts[1:]:
-            z += p
-        eta = yield from less_than_public(eng, z, rb)
-        theta = beta - theta_r - eta.v
-        if eng.lead:
-            theta += wraps_unsigned(parts).view(U64)
+        # unsigned frame: offset by 2^62, x lies in [0, 2^63); the wrap count of its shares
+        # comes from their top bits (2 parties) or from Alg. 3 with η by a comparison circuit
+        xp = x.v + np.uint64(1 << 62) if eng.lead else x.v
+        theta = yield from (_top_bit_wraps(eng, xp) if eng.n == 2 else _alg3_wraps(eng, xp))
         v = (xp >> sh) - (theta << up)
         if eng.lead:
             v -= np.uint64(1 << (62 - d))
@@ -84,21 +71,29 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
     raise ValueError(f"unknown truncation {mode!r} (choose from {', '.join(TRUNC_MODES)})")
 
 
-
-def _exact_two(eng, x: AShare, d: int):
-    """Exact truncation for 2 parties in one round. Offset by 2^62, x lies in [0, 2^63), so
-    its two shares (read unsigned) wrap past 2^64 exactly when either has its top bit t_i
-    set: wrap = t0 + t1 − t0·t1. Each party holds its own bit, so t0·t1 costs one bit each
-    way (``_private_bit_product``). Needs |x| < 2^62 (encoded), as Alg. 3's exact variant."""
-    off = np.uint64(1 << 62)
-    xp = x.v + off if eng.lead else x.v
-    top = xp >> np.uint64(63)
-    both = yield from _private_bit_product(eng, top)
-    wrap = top - both                                        # this party's share of t0 ∨ t1
-    v = (xp >> np.uint64(d)) - (wrap << np.uint64(64 - d))
+def _alg3_wraps(eng, xp: np.ndarray):
+    """This party's share of how often the shares of xp wrap 2^64: Alg. 3's θ with η = [z < r]
+    from a comparison circuit (7 rounds, any number of parties)."""
+    m = eng.material.take("trunc_exact", (), xp.size)
+    r, theta_r, rb = (m[k].reshape(xp.shape) for k in ("r", "theta", "rb"))
+    beta = wraps_unsigned([xp, r]).view(U64)
+    (parts,) = yield from open_parts(eng, [xp + r])
+    z = parts[0].copy()
+    for p in parts[1:]:
+        z += p
+    eta = yield from less_than_public(eng, z, rb)
+    theta = beta - theta_r - eta.v
     if eng.lead:
-        v -= np.uint64(1 << (62 - d))
-    return AShare(v, x.frac - d, eng.lead)
+        theta += wraps_unsigned(parts).view(U64)
+    return theta
+
+
+def _top_bit_wraps(eng, xp: np.ndarray):
+    """The same for 2 parties in one round: xp < 2^63, so its two shares wrap past 2^64
+    exactly when either has its top bit t_i set: t0 + t1 − t0·t1, and t0·t1 costs one bit
+    each way (``_private_bit_product``)."""
+    top = xp >> np.uint64(63)
+    return top - (yield from _private_bit_product(eng, top))
 
 
 def _private_bit_product(eng, t: np.ndarray):
@@ -108,8 +103,9 @@ def _private_bit_product(eng, t: np.ndarray):
     m = eng.material.take("bitprod", (), t.size)
     mask = (m["a"] if eng.lead else m["b"]).reshape(t.shape)
     c = m["c"].reshape(t.shape)
-    theirs = yield from swap_bits(eng, t ^ mask)
-    e, f = ((t ^ mask), theirs) if eng.lead else (theirs, (t ^ mask))
+    mine = t ^ mask
+    theirs = yield from swap_bits(eng, mine)
+    e, f = (mine, theirs) if eng.lead else (theirs, mine)
     one, two = np.uint64(1), np.uint64(2)
     if eng.lead:
         return t * f + (one - two * f) * (one - two * e) * c
