@@ -12,7 +12,7 @@ from mpcbandit.net.channel import Channel
 from mpcbandit.net.codec import Envelope, decode, encode
 from mpcbandit.net.inproc import InprocHub, run_inproc
 from mpcbandit.net.netspec import NetSpec
-from mpcbandit.net.zmq_link import ZmqLink
+from mpcbandit.net.zmq_link import QUEUE_MESSAGES, ZmqLink
 
 
 def test_out_of_order_messages_are_kept_until_asked_for():
@@ -203,6 +203,19 @@ def test_very_long_deadlines_do_not_overflow_the_socket_timeout():
         b.close()
 
 
+def _kernel_buffered_bytes() -> int:
+    """The most a loopback TCP connection may hold in the kernel: its send and receive buffers
+    at their autotuning maxima (Linux; 4 MiB each where /proc does not say)."""
+    total = 0
+    for name in ("tcp_wmem", "tcp_rmem"):
+        try:
+            with open(f"/proc/sys/net/ipv4/{name}") as f:
+                total += int(f.read().split()[2])
+        except (OSError, IndexError, ValueError):
+            total += 4 << 20
+    return total
+
+
 def test_a_sender_far_ahead_of_its_reader_waits_with_a_deadline():
     base = pick_base_port("127.0.0.1", 2)
     addr = {"a": f"tcp://127.0.0.1:{base}", "b": f"tcp://127.0.0.1:{base + 1}"}
@@ -214,7 +227,10 @@ def test_a_sender_far_ahead_of_its_reader_waits_with_a_deadline():
             for _ in range(100_000):
                 chan.send("x", "b", b"\0" * 1000)
         assert e.value.peer == "b"
-        assert chan.stats.op("x").messages < 10_000  # bounded queue, not unbounded memory
+        # bounded queue, not unbounded memory: both ends' queues and what the kernel buffers
+        # (its autotuning decides how much: 12,000 messages were seen once on this machine)
+        bound = 2 * QUEUE_MESSAGES + _kernel_buffered_bytes() // 1000
+        assert chan.stats.op("x").messages < min(bound, 50_000)
     finally:
         a.close()
         b.close()
