@@ -34,6 +34,9 @@ class Component:
     unit_shape: tuple[int, ...]
     domain: str  # "A" arithmetic, "B" binary words, "b" bits (bit 0 of a word)
     free: bool
+    #: a derived arithmetic component delivered mod 2^32 (the corrected party's share is right
+    #: mod 2^32 only): for terms an op multiplies by 2^32 or more, half the correction bytes
+    narrow: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,16 @@ KINDS: dict[str, Kind] = {
                                     Component("bc", (j, k), "A", False),
                                     Component("abc", (i, j, k), "A", False)],
                    lambda p, f, s, prg, u: _outer3_products(f["a"], f["b"], f["c"])),
+    # q·(u uᵀ)'s upper triangle in one opening of q (sq = (..., 1)) and u (su = (..., D)):
+    # masks al of q and a of u; a aᵀ, al·a and al·a aᵀ (triangles)
+    "scaled_outer": Kind(lambda sq, su: [Component("al", tuple(sq), "A", True),
+                                         Component("a", tuple(su), "A", True),
+                                         Component("aa", (*su[:-1], _triangle_size(su[-1])),
+                                                   "A", False),
+                                         Component("al_a", tuple(su), "A", False),
+                                         Component("al_aa", (*su[:-1], _triangle_size(su[-1])),
+                                                   "A", False)],
+                         lambda p, f, s, prg, u: _scaled_outer_products(f["al"], f["a"])),
     # binary (AND) triple on 64-bit words: c = a & b
     "and": Kind(lambda: [Component("a", (), "B", True), Component("b", (), "B", True),
                          Component("c", (), "B", False)],
@@ -125,6 +138,18 @@ KINDS: dict[str, Kind] = {
     "bitprod": Kind(lambda: [Component("a", (), "b", True), Component("b", (), "b", True),
                              Component("c", (), "A", False)],
                     lambda p, f, s, prg, u: {"c": s["a"][0] * s["b"][1]}),
+    # x·⌊y/2^d⌋ in one round (2 parties, d <= 32): masks a of x (shape sx) and b of y's
+    # shifted share (sy); party 0's share of the bits al and party 1's of be mask their top
+    # bits; c = a·b, and the products of a with those bits (needed mod 2^d only: narrow)
+    "multrunc": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
+                                     Component("b", tuple(sy), "A", True),
+                                     Component("al", tuple(sy), "b", True),
+                                     Component("be", tuple(sy), "b", True),
+                                     *(Component(k, np.broadcast_shapes(tuple(sx), tuple(sy)),
+                                                 "A", False, narrow=k != "c")
+                                       for k in ("c", "a_al", "a_be", "al_be", "a_al_be"))],
+                     lambda p, f, s, prg, u: _multrunc_products(f["a"], f["b"], s["al"][0],
+                                                                s["be"][1])),
     # r shared both arithmetically and in binary (for A2B / MSB)
     "edabit": Kind(lambda: [Component("r", (), "A", True), Component("rb", (), "B", False)],
                    lambda p, f, s, prg, u: {"rb": f["r"].copy()}),
@@ -153,6 +178,24 @@ def _outer3_products(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict[str, n
     ab = a[:, :, None] * b[:, None, :]
     return {"ab": ab, "ac": a[:, :, None] * c[:, None, :], "bc": b[:, :, None] * c[:, None, :],
             "abc": ab[:, :, :, None] * c[:, None, None, :]}
+
+
+def _multrunc_products(a, b, al, be) -> dict[str, np.ndarray]:
+    """Per unit: a·b, a·α, a·β, α·β, a·α·β (α = party 0's share of al, β = party 1's of be),
+    each in the broadcast shape of a and b."""
+    mul = np.multiply
+    al_be = al * be
+    out = {"c": _aligned(mul, a, b), "a_al": _aligned(mul, a, al), "a_be": _aligned(mul, a, be),
+           "a_al_be": _aligned(mul, a, al_be)}
+    out["al_be"] = _aligned(lambda p, q: np.broadcast_to(q, np.broadcast_shapes(p.shape, q.shape)),
+                            a, al_be).copy()
+    return out
+
+
+def _scaled_outer_products(al, a) -> dict[str, np.ndarray]:
+    """Per unit: a aᵀ (upper triangles), al·a and al·a aᵀ; al broadcasts over a's last axis."""
+    aa = outer_upper(a, a)
+    return {"aa": aa, "al_a": al * a, "al_aa": al * aa}
 
 
 def _onehot_of_bits(w: np.ndarray) -> np.ndarray:
@@ -231,12 +274,14 @@ def expand_shares(kind: str, params: tuple, units: int, seed: bytes, *, correcte
     out, k = {}, 0
     for c in comps:
         if corrected and not c.free:
-            arr = np.asarray(corrections[k], dtype=U64)
+            arr = np.asarray(corrections[k])
             k += 1
-            if arr.shape != (units, *c.unit_shape):
-                raise ValueError(f"material {kind}.{c.name}: correction has shape {arr.shape}, "
-                                 f"expected {(units, *c.unit_shape)}")
-            out[c.name] = arr
+            want = np.uint32 if c.narrow else U64
+            if arr.shape != (units, *c.unit_shape) or arr.dtype != want:
+                raise ValueError(f"material {kind}.{c.name}: correction is {arr.dtype} of shape "
+                                 f"{arr.shape}, expected {np.dtype(want)} of shape "
+                                 f"{(units, *c.unit_shape)}")
+            out[c.name] = arr.astype(U64)
         else:
             out[c.name] = _draw(prg, c, units)
     return out
@@ -256,4 +301,5 @@ def make_batch(kind: str, params: tuple, units: int, n: int, dealer_prg: Prg,
     free_plain = {c.name: _combine(c, shares[c.name]) for c in comps if c.free}
     derived_plain = KINDS[kind].derive(params, free_plain, shares, dealer_prg, units)
     corrections = [_correct(c, derived_plain[c.name], shares[c.name]) for c in comps if not c.free]
-    return seeds, corrections
+    return seeds, [x.astype(np.uint32) if c.narrow else x
+                   for c, x in zip([c for c in comps if not c.free], corrections)]

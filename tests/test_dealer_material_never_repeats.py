@@ -53,8 +53,28 @@ def test_the_dealer_spreads_corrections_over_the_computing_parties():
 def test_one_party_only_gets_corrections_for_derived_components():
     seeds, corr = make_batch("mul", (), 10, 2, Prg())
     assert len(corr) == 1 and corr[0].shape == (10,)          # c only: one element per triple
-    with pytest.raises(ValueError, match="correction has shape"):
+    with pytest.raises(ValueError, match=r"correction is uint64 of shape \(10,\), expected "
+                                         r"uint64 of shape \(11,\)"):
         expand_shares("mul", (), 11, seeds[1], corrected=True, corrections=corr)
+
+
+def test_narrow_components_arrive_as_32_bits_and_are_right_modulo_2_to_the_32():
+    seeds, corr = make_batch("multrunc", ((3,), (2, 3)), 4, 2, Prg(), corrected=1)
+    assert [c.dtype for c in corr] == [np.uint64] + [np.uint32] * 4   # c, then a·α, a·β, ...
+    mine, theirs = (expand_shares("multrunc", ((3,), (2, 3)), 4, seeds[i], corrected=i == 1,
+                                  corrections=corr if i == 1 else None) for i in (0, 1))
+    total = {k: mine[k] + theirs[k] for k in mine}
+    alpha, beta = mine["al"], theirs["be"]                   # each party's own mask bits
+    assert set(np.unique(alpha)) <= {0, 1} and set(np.unique(beta)) <= {0, 1}
+    assert np.array_equal(total["c"], total["a"][:, None, :] * total["b"])   # exact mod 2^64
+    low = np.uint64(2 ** 32 - 1)
+    for name, want in (("a_al", total["a"][:, None, :] * alpha),
+                       ("a_be", total["a"][:, None, :] * beta), ("al_be", alpha * beta),
+                       ("a_al_be", total["a"][:, None, :] * alpha * beta)):
+        assert np.array_equal(total[name] & low, want & low), name
+    with pytest.raises(ValueError, match=r"multrunc.a_al: correction is uint64"):
+        expand_shares("multrunc", ((3,), (2, 3)), 4, seeds[1], corrected=True,
+                      corrections=[corr[0], corr[1].astype(np.uint64), *corr[2:]])
 
 
 def test_exhausted_material_is_a_clear_error():

@@ -3,8 +3,11 @@
 import numpy as np
 import pytest
 
+from mpcbandit.mpc import arith
 from mpcbandit.mpc.fixed import decode, encode
 from mpcbandit.mpc.local import run_engines
+from mpcbandit.mpc.rounds import Op
+from mpcbandit.mpc.triangle import outer_upper
 
 L = 20
 ULP = 2.0 ** -L
@@ -213,3 +216,21 @@ def test_outer3_is_the_exact_product_of_three_vectors_in_one_round(n):
     exact = (decode(encode(P, 0), 0)[:, None, None] * decode(encode(Q, 3), 3)[None, :, None]
              * decode(encode(W, L), L)[None, None, :])
     assert np.array_equal(z, exact)                   # no truncation: exact in the ring
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_scaled_outer_upper_is_the_exact_triangle_of_q_u_ut_in_one_round(n):
+    rng = np.random.default_rng(5 + n)
+    Q, U = rng.uniform(0.5, 1.0, (4, 1)), rng.normal(0, 0.3, (4, 6))
+
+    def fn(eng):
+        q = eng.input(Q if eng.lead else None, "compute.0")
+        u = eng.input(U if eng.index == n - 1 else None, f"compute.{n - 1}")
+        before = eng.chan.stats.op("scaled").rounds
+        z = eng.run(Op("scaled", arith.scaled_outer_upper(eng, q, u)))
+        return eng.chan.stats.op("scaled").rounds - before, z.frac, eng.open(z)
+
+    rounds, frac, z = run_engines(fn, n)[0]["compute.0"]
+    assert rounds == 1 and frac == 3 * L
+    q, u = decode(encode(Q, L), L), decode(encode(U, L), L)
+    assert np.abs(z - q * outer_upper(u, u)).max() < 2.0 ** -50   # no truncation: exact

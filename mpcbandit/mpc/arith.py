@@ -18,7 +18,7 @@ from mpcbandit.mpc.rounds import IN_OP, Round
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.triangle import outer_upper, sym_matvec
 
-__all__ = ["input_value", "open_to", "bilinear", "outer3", "square"]
+__all__ = ["input_value", "open_to", "bilinear", "outer3", "scaled_outer_upper", "square"]
 
 
 def input_value(eng, value, owner: str, frac: int):
@@ -129,6 +129,22 @@ def outer3(eng, p: AShare, q: AShare, w: AShare):
     if eng.lead:
         z += e * f * g
     return AShare(z, p.frac + q.frac + w.frac, eng.lead)
+
+
+def scaled_outer_upper(eng, q: AShare, u: AShare):
+    """The upper triangles of q·u uᵀ for q (..., 1) and u (..., D) in one opening of q and u
+    (a triple of q's mask, u's and their products), exact at q.frac + 2·u.frac bits: where
+    u uᵀ and then q times it open the triangle too."""
+    m = eng.material.take("scaled_outer", (q.shape, u.shape), 1)
+    al, a, aa, al_a, al_aa = (m[k][0] for k in ("al", "a", "aa", "al_a", "al_aa"))
+    g, e = yield from open_values(eng, [q.v - al, u.v - a])
+    # (g + al)(e + a)(e + a)ᵀ, expanded; g and e are public, so the lead adds g e eᵀ alone
+    ee = outer_upper(e, e)
+    z = g * (outer_upper(e, a) + outer_upper(a, e) + aa) + al * ee
+    z += outer_upper(e, al_a) + outer_upper(al_a, e) + al_aa
+    if eng.lead:
+        z += g * ee
+    return AShare(z, q.frac + 2 * u.frac, eng.lead)
 
 
 def square(eng, x: AShare):

@@ -16,8 +16,8 @@ from mpcbandit.mpc.prg import SEED_BYTES
 from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import IN_OP, Round
 
-__all__ = ["open_parts", "open_values", "swap_bits", "peer_ring", "peer_seed", "peer_shape",
-           "MAX_SHARED_ELEMENTS"]
+__all__ = ["open_parts", "open_values", "open_with_bits", "swap_bits", "peer_ring", "peer_seed",
+           "peer_shape", "MAX_SHARED_ELEMENTS"]
 
 
 def _pack(arrays: list[np.ndarray]) -> np.ndarray:
@@ -94,6 +94,19 @@ def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
         else:
             acc += peer_ring(got[p], acc.shape, p)
     return _unpack(acc, arrays)
+
+
+def open_with_bits(eng, arrays: list[np.ndarray], bits: np.ndarray):
+    """2 parties, one round: the plaintexts of shared arrays, and both parties' private 0/1
+    arrays of bits' shape (party order), the bits packed into the same message."""
+    packed = np.packbits(bits.ravel().astype(np.uint8))
+    words = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
+    words[:packed.size] = packed
+    parts = yield from open_parts(eng, [*arrays, words.view(U64)])
+    sums = [p[0] + p[1] for p in parts[:-1]]
+    each = [np.unpackbits(w.view(np.uint8), count=bits.size).astype(U64).reshape(bits.shape)
+            for w in parts[-1]]
+    return sums, each
 
 
 def swap_bits(eng, bits: np.ndarray):

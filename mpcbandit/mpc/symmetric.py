@@ -9,11 +9,13 @@ and ``outer_upper`` gives the triangle of x xᵀ.
 
 from __future__ import annotations
 
-from mpcbandit.mpc.arith import bilinear
+from mpcbandit.mpc.arith import bilinear, scaled_outer_upper
+from mpcbandit.mpc.rounds import gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.triangle import mirror_index, triangle
+from mpcbandit.mpc.truncation import rescale
 
-__all__ = ["upper", "mirror", "matvec", "outer_upper"]
+__all__ = ["upper", "mirror", "matvec", "outer_upper", "scaled_outer"]
 
 
 def upper(m: AShare) -> AShare:
@@ -27,12 +29,32 @@ def mirror(tri: AShare, d: int) -> AShare:
     return tri[..., mirror_index(d)]
 
 
-def matvec(eng, m: AShare, x: AShare):
+def matvec(eng, m: AShare, x: AShare, rescale: bool = True):
     """m x for exactly symmetric shared m (..., D, D) and x (D,): one product that masks and
-    opens the triangle of m and x only, truncated once per entry of the result."""
-    return (yield from bilinear(eng, "symmatvec", upper(m), x))
+    opens the triangle of m and x only, truncated once per entry of the result (rescale)."""
+    return (yield from bilinear(eng, "symmatvec", upper(m), x, rescale=rescale))
 
 
 def outer_upper(eng, x: AShare):
     """The upper triangle of x xᵀ (one product)."""
     return (yield from bilinear(eng, "outer_upper", x, x))
+
+
+def scaled_outer(eng, q_chain, u: AShare):
+    """The triangles (..., E) of q u uᵀ at the engine's bits, for |q u uᵀ| <= 1, q (...,) the
+    result of the op chain q_chain (run meanwhile) and u (..., D) untruncated. With exact
+    truncation and 3L <= 62 bits, one product opens q and u, then one truncation (a single
+    rounding); else u uᵀ is formed while q_chain runs, then q times it."""
+    if eng.trunc == "exact" and 3 * eng.frac <= 62:   # q u uᵀ at 3L bits: in exact's range
+        q, u = yield from gather([q_chain, rescale(eng, u)])
+        return (yield from rescale(eng, (yield from scaled_outer_upper(
+            eng, q.reshape(*q.shape, 1), u))))
+    q, uu = yield from gather([q_chain, _outer_of_truncated(eng, u)])
+    term = yield from bilinear(eng, "matmul", q.reshape(*q.shape, 1, 1),
+                               uu.reshape(*uu.shape[:-1], 1, uu.shape[-1]))
+    return term.reshape(*uu.shape)
+
+
+def _outer_of_truncated(eng, u: AShare):
+    u = yield from rescale(eng, u)
+    return (yield from outer_upper(eng, u))

@@ -13,7 +13,7 @@ from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.ring import wraps_signed, wraps_unsigned
 from mpcbandit.mpc.shares import AShare
 
-__all__ = ["truncate", "rescale", "TRUNC_MODES"]
+__all__ = ["truncate", "rescale", "exact_parts", "TRUNC_MODES"]
 
 TRUNC_MODES = ("local", "paper", "exact", "pair")
 
@@ -35,12 +35,9 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
     mode = mode or eng.trunc
     if d == 0:
         return x
-    sh = np.uint64(d)
     if mode == "pair":  # stochastic rounding: unbiased as it is
         return (yield from settle(eng, pend(eng, x, d)))
-    # each of the n shares is floored, losing (n−1)/2 units on average; the lead adds
-    # n/2 units first so that the result is unbiased
-    x = AShare(x.v + np.uint64(eng.n << (d - 1)) if eng.lead else x.v, x.frac, x.lead)
+    x = AShare(_rounding(eng, x.v, d), x.frac, x.lead)
     if mode == "local":
         if eng.n != 2:
             raise ValueError(f"local truncation is for 2 computing parties, not {eng.n}")
@@ -62,13 +59,36 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
     if mode == "exact":
         # unsigned frame: offset by 2^62, x lies in [0, 2^63); the wrap count of its shares
         # comes from their top bits (2 parties) or from Alg. 3 with η by a comparison circuit
-        xp = x.v + np.uint64(1 << 62) if eng.lead else x.v
+        xp = _offset(eng, x.v)
         theta = yield from (_top_bit_wraps(eng, xp) if eng.n == 2 else _alg3_wraps(eng, xp))
-        v = (xp >> sh) - (theta << up)
-        if eng.lead:
-            v -= np.uint64(1 << (62 - d))
-        return AShare(v, x.frac - d, eng.lead)
+        return AShare(_shifted(eng, xp, d) - (theta << up), x.frac - d, eng.lead)
     raise ValueError(f"unknown truncation {mode!r} (choose from {', '.join(TRUNC_MODES)})")
+
+
+def _rounding(eng, v: np.ndarray, d: int) -> np.ndarray:
+    """Each of the n shares is floored, losing (n−1)/2 units on average; the lead adds n/2
+    units first so that the result is unbiased."""
+    return v + np.uint64(eng.n << (d - 1)) if eng.lead else v
+
+
+def _offset(eng, v: np.ndarray) -> np.ndarray:
+    """The exact frame: x + 2^62 (the lead adds it), in [0, 2^63) for |x| < 2^62."""
+    return v + np.uint64(1 << 62) if eng.lead else v
+
+
+def _shifted(eng, xp: np.ndarray, d: int) -> np.ndarray:
+    """This party's share shifted down by d, the offset removed: ⌊x/2^d⌋ plus the wraps'
+    2^(64−d) multiples."""
+    v = xp >> np.uint64(d)
+    return v - np.uint64(1 << (62 - d)) if eng.lead else v
+
+
+def exact_parts(eng, x: AShare, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """2 parties, local: (h, t) with ⌊x/2^d⌋ = ⟦h⟧ − 2^(64−d)·(t_0 + t_1 − t_0·t_1), h this
+    party's share and t the top bit of its share in the exact frame (the bits' OR is the one
+    round ``truncate`` spends; ``truncated_product`` spends it on a product instead)."""
+    xp = _offset(eng, _rounding(eng, x.v, d))
+    return _shifted(eng, xp, d), xp >> np.uint64(63)
 
 
 def _alg3_wraps(eng, xp: np.ndarray):
