@@ -22,9 +22,10 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
     assert len(s["series"]["arms"]) == 60 and len(s["parties"]) == 6
     assert s["agreement_with_plaintext"] >= 0.999
     assert s["cumulative_reward"] == s["plaintext_cumulative_reward"]
-    # the schedule (linear start, exact truncation): 1 prefix + u's truncation + [1 + argmax
-    # 7 + 4 + open 1 + o_t, r_t 1] + 1 update (o_a r_t x_t with it), plus the first context
-    assert s["critical_rounds_per_step"] == pytest.approx(17 + 1 / 60)
+    # the schedule (linear start, exact truncation): 1 prefix + [1 score (u's truncation in
+    # its round) + argmax 7 + 4 + open 1 + o_t, r_t 1] + 1 update (o_a r_t x_t with it), plus
+    # the first context
+    assert s["critical_rounds_per_step"] == pytest.approx(16 + 1 / 60)
     assert s["online_bytes_per_step_feature_holder"] <= 150_000
     assert {p["role"] for p in s["parties"]} == {"feature_holder", "arm_puller", "reward_holder", "dealer",
                                              "environment"}
@@ -58,11 +59,14 @@ def test_inprocess_secure_run_equals_plaintext(overrides):
 
 
 @pytest.mark.parametrize("init,arms,sets,rounds", [
-    # exact truncation (the default), one round after each truncated product
-    ("paper", 10, ["hannun.newton_iterations=7"], 42),  # the reciprocal chain is the longest:
-    # 2 + [1 + 1 + exp (1 + 8 x 2) + Newton (7 + 2) x 2 + 2] + 1
-    ("linear", 10, [], 17),  # 2 + [1 + argmax 7+ceil(log2 9) + open 1 + o_t, r_t 1] + 1
-    ("linear", 5, [], 17),   # the Newton chain 2 + [1 + 1 + (3 + 2) x 2 + 2] + 1 is longer
+    # exact truncation (the default): u's truncation inside the score's and x^T u's rounds,
+    # one round after each other truncated product
+    ("paper", 10, ["hannun.newton_iterations=7"], 41),  # the reciprocal chain is the longest:
+    # 1 + [1 + 1 + exp (1 + 8 x 2) + Newton (7 + 2) x 2 + 2] + 1
+    ("linear", 10, [], 16),  # 1 + [1 + argmax 7+ceil(log2 9) + open 1 + o_t, r_t 1] + 1, and
+    # the Newton chain 1 + [1 + 1 + (3 + 2) x 2 + q u u^T 1 + 1] + 1 as long
+    ("linear", 5, [], 16),   # the Newton chain (the select chain is 2 shorter)
+    ("linear", 10, ["hannun.precision_bits=22"], 16),  # q u u^T at 3L > 62 bits: u u^T first
     ("linear", 10, ["hannun.trunc=local"], 16),   # no truncation round: the select chain
 ])
 def test_rounds_per_step_follow_the_schedule(init, arms, sets, rounds):

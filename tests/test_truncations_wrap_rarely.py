@@ -61,7 +61,11 @@ def test_hannun_reciprocal_chain_with_the_linear_start_expects_under_a_fiftieth_
 def test_hannun_default_truncates_exactly_everywhere_and_expects_no_wraps():
     ledger = _hannun_ledger()
     assert set(ledger.modes.values()) == {"exact"}
-    assert sum(ledger.elements.values()) > 40 * 4000       # every site counted, ~4500 a step
+    # every site counted, ~2800 a step: u's truncation inside the score's and x^T u's products
+    # (200 each), u for q u u^T (200), q u u^T (2100) and the reciprocal's
+    assert ledger.elements["_select"] == ledger.elements["scaled_outer/_inverse_denominator"]
+    assert ledger.elements["_select"] == 40 * 200
+    assert sum(ledger.elements.values()) > 40 * 2700
     assert sum(ledger.expected.values()) == 0 and sum(ledger.wraps.values()) == 0
 
 

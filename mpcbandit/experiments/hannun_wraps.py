@@ -23,7 +23,8 @@ import numpy as np
 
 from mpcbandit.experiments.common import Output, experiment_command, shipped_config, sized_option
 from mpcbandit.experiments.hannun import data_option, kind_of_data
-from mpcbandit.mpc import functions, truncation
+from mpcbandit.mpc import functions, truncated_product, truncation
+from mpcbandit.protocols import hannun
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 __all__ = ["WrapLedger", "bench", "counting"]
@@ -82,15 +83,39 @@ class WrapLedger:
         mine_site, mine, mine_result = other
         assert mine_site == site, (mine_site, site)
         shifted = (mine + v).view(np.int64)
-        value = np.abs(shifted.astype(np.float64))
         off = (mine_result + result.v).view(np.int64) - (shifted >> np.int64(d))
+        self._count(eng, site, mode, shifted, np.abs(off) > eng.n)
+
+    def record_product(self, eng, x, y, d: int, result) -> None:
+        """The same for a product x·⌊y/2^d⌋ with y's exact truncation in its round
+        (``mul_truncated``): off when the product misses x times the true quotient by more
+        than |x| times the rounding."""
+        seq = getattr(self.local, "seq", 0)
+        self.local.seq = seq + 1
+        v = y.v + np.uint64(eng.n << (d - 1)) if eng.lead else y.v.copy()
+        site = _site()
+        with self.lock:
+            other = self.waiting.pop(seq, None)
+            if other is None:
+                self.waiting[seq] = (site, (x.v, v), result.v)
+                return
+        mine_site, (mine_x, mine_y), mine_result = other
+        assert mine_site == site, (mine_site, site)
+        shifted, xs = (mine_y + v).view(np.int64), (mine_x + x.v).view(np.int64)
+        true = xs * (shifted >> np.int64(d))      # mod 2^64, as the shares add up
+        off = (mine_result + result.v).view(np.int64) - true
+        self._count(eng, site, "exact", shifted, np.abs(off) > eng.n * np.abs(xs))
+
+    def _count(self, eng, site: str, mode: str, shifted: np.ndarray, wrong: np.ndarray):
+        value = np.abs(shifted.astype(np.float64))
         p = float(value.sum()) / 2.0 ** 64 if mode == "local" else 0.0
         with self.lock:
+            self.modes[site] = mode
             self.largest[site] = max(self.largest[site],
                                      float(value.max()) / 2.0 ** (2 * eng.frac))
             self.expected[site] += p
-            self.elements[site] += v.size
-            self.wraps[site] += int(np.count_nonzero(np.abs(off) > eng.n))
+            self.elements[site] += shifted.size
+            self.wraps[site] += int(np.count_nonzero(wrong))
             if self.second_half:
                 self.late_expected += p
 
@@ -107,11 +132,20 @@ def counting(ledger: WrapLedger):
             ledger.record(eng, x, d, mode or eng.trunc, out)
         return out
 
+    def counted_product(eng, x, y, d):
+        out = yield from fused_product(eng, x, y, d)
+        if d and eng.trunc == "exact" and eng.n == 2:   # else truncate above counted it
+            ledger.record_product(eng, x, y, d, out)
+        return out
+
+    fused_product = truncated_product.mul_truncated
     truncation.truncate = functions.truncate = counted
+    truncated_product.mul_truncated = hannun.mul_truncated = counted_product
     try:
         yield ledger
     finally:
         truncation.truncate = functions.truncate = original
+        truncated_product.mul_truncated = hannun.mul_truncated = fused_product
 
 
 COLUMNS = ["call_site", "truncation", "elements_per_step", "expected_wraps_per_step",

@@ -11,10 +11,11 @@ Parties (each its own process):
   dealer.0               correlated randomness (the engine's), and the exploration stream:
                          y_t ~ Bernoulli(eps), v_t ~ Uniform(0,1)^A, the tie-break permutation.
 
-Round schedule of one step t (``_step``; docs/hannun.md "One step"): the prefix u = W^{-1} x
-and (1 - y) b (1, and 1 for u's exact truncation), then in lock-step the select chain (score,
-argmax, one-hot to p', [o_t] and [r_t]), the eq. 1 chain (1 + x^T u, reciprocal, q u u^T with
-u u^T formed meanwhile) and the next context, then one round of exact products with o_a.
+Round schedule of one step t (``_step``; docs/hannun.md "One step"): the prefix u = W^{-1} x,
+untruncated, and (1 - y) b (1), then in lock-step the select chain (score, u's exact truncation
+in the product's round; argmax, one-hot to p', [o_t] and [r_t]), the eq. 1 chain (1 + x^T u
+the same way, reciprocal, q u u^T in one product, one truncation) and the next context, then
+one round of exact products with o_a.
 
 Scores are exact where the paper's ties live: b_a is exact (integer o, r times x), and
 s_a = b_a^T (W_a^{-1} x) is a product WITHOUT truncation, kept at 2L fractional bits, so an
@@ -46,6 +47,7 @@ from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
 from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
+from mpcbandit.mpc.truncated_product import mul_truncated
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.protocols.hannun_reference import (
     headline,
@@ -212,30 +214,17 @@ def _share_context(eng: Engine, s: HannunSection, mine: np.ndarray, me: int):
 def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare):
     """Steps 11-19: exact DP scores, argmax with the random tie-break, a_t to p'; [o_t] from
     p', [r_t] from p'' (once the environment has told it); returns [o_t], [r_t]."""
-    A, D = s.arms, s.dims
-    prod = yield from arith.bilinear(eng, "matmul", b1.reshape(A, 1, D), u.reshape(A, D, 1),
-                                     rescale=False)                     # 11: exact, 2L bits
-    score = prod.reshape(A) + yv                                        # 13: (1-y) s + y v
+    prod = yield from mul_truncated(eng, b1, u, u.frac - eng.frac)      # 11: exact, 2L bits
+    score = prod.sum(axis=-1) + yv                                      # 13: (1-y) s + y v
     onehot = yield from compare.argmax(eng, score, "lex", permutation=gamma)  # 14-15
     yield from arith.open_to(eng, onehot, f"{PULLER}.0")                # 16: p' alone
     return (yield from gather([arith.input_value(eng, None, f"{PULLER}.0", 0),  # 17-18: [o_t]
                                arith.input_value(eng, None, f"{REWARD}.0", 0)]))  # 19: [r_t]
 
 
-def _sherman_morrison_term(eng: Engine, s: HannunSection, u: AShare, x: AShare):
-    """Eq. 1 without o_a: W_a^{-1} x x^T W_a^{-1} / (1 + x^T W_a^{-1} x) = q_a u_a u_a^T, as
-    its upper triangle (A, D(D+1)/2) at L bits. u_a u_a^T is formed while the reciprocal
-    runs, so the term is ready two rounds after q_a, and o_a (an integer) multiplies it
-    exactly: the update of W_a^{-1} needs no truncation."""
-    A = s.arms
-    q, uu = yield from gather([_inverse_denominator(eng, s, u, x),
-                               arith.bilinear(eng, "outer_upper", u, u)])  # exactly symmetric
-    return (yield from arith.bilinear(eng, "matmul", q.reshape(A, 1, 1), uu.reshape(A, 1, -1)))
-
-
 def _inverse_denominator(eng: Engine, s: HannunSection, u: AShare, x: AShare):
     """q_a = 1 / (1 + x^T W_a^{-1} x); the product is handed to the reciprocal untruncated."""
-    xu = yield from arith.bilinear(eng, "matmul", u, x, rescale=False)  # x^T W_a^{-1} x
+    xu = (yield from mul_truncated(eng, x, u, u.frac - eng.frac)).sum(axis=-1)  # x^T W_a^{-1} x
     start = "exp" if s.reciprocal_init == "paper" else "linear"         # den in [1, 2]: |x| = 1
     return (yield from functions.reciprocal(eng, xu + 1.0, s.newton_iterations, start))
 
@@ -257,12 +246,14 @@ def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_c
     """One step t of Algorithm 1 on shares; returns [x_{t+1}] (None after the last step)."""
     A, D = s.arms, s.dims
     y, yv, gamma = explore
-    u, b1 = yield from gather([symmetric.matvec(eng, state["w_inv"], x),           # 10-11
+    u, b1 = yield from gather([symmetric.matvec(eng, state["w_inv"], x, rescale=False),  # 10-11
                                arith.bilinear(eng, "matmul", (1 - y).reshape(1, 1),
                                               state["b"].reshape(1, A * D))])
     b1 = b1.reshape(A, D)
+    # eq. 1 without o_a: q_a u_a u_a^T (triangles, L bits), o_a multiplies it exactly below
     (o, r), smt, x_next, xx = yield from gather([
-        _select(eng, s, b1, u, yv, gamma), _sherman_morrison_term(eng, s, u, x), next_context,
+        _select(eng, s, b1, u, yv, gamma),
+        symmetric.scaled_outer(eng, _inverse_denominator(eng, s, u, x), u), next_context,
         symmetric.outer_upper(eng, x) if "w" in state else _nothing()])
     m = smt.shape[-1]
     # o_a, r_t are integers: o_a times the term and o_a r_t x_t (one product of three factors:
