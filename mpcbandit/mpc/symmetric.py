@@ -9,11 +9,11 @@ and ``outer_upper`` gives the triangle of x xᵀ.
 
 from __future__ import annotations
 
+from mpcbandit.mpc import truncation
 from mpcbandit.mpc.arith import bilinear, scaled_outer_upper
 from mpcbandit.mpc.rounds import gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.triangle import mirror_index, triangle
-from mpcbandit.mpc.truncation import rescale
 
 __all__ = ["upper", "mirror", "matvec", "outer_upper", "scaled_outer"]
 
@@ -46,8 +46,8 @@ def scaled_outer(eng, q_chain, u: AShare):
     truncation and 3L <= 62 bits, one product opens q and u, then one truncation (a single
     rounding); else u uᵀ is formed while q_chain runs, then q times it."""
     if eng.trunc == "exact" and 3 * eng.frac <= 62:   # q u uᵀ at 3L bits: in exact's range
-        q, u = yield from gather([q_chain, rescale(eng, u)])
-        return (yield from rescale(eng, (yield from scaled_outer_upper(
+        q, u = yield from gather([q_chain, truncation.rescale(eng, u)])
+        return (yield from truncation.rescale(eng, (yield from scaled_outer_upper(
             eng, q.reshape(*q.shape, 1), u))))
     q, uu = yield from gather([q_chain, _outer_of_truncated(eng, u)])
     term = yield from bilinear(eng, "matmul", q.reshape(*q.shape, 1, 1),
@@ -56,5 +56,5 @@ def scaled_outer(eng, q_chain, u: AShare):
 
 
 def _outer_of_truncated(eng, u: AShare):
-    u = yield from rescale(eng, u)
+    u = yield from truncation.rescale(eng, u)
     return (yield from outer_upper(eng, u))
