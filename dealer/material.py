@@ -138,15 +138,14 @@ KINDS: dict[str, Kind] = {
     "bitprod": Kind(lambda: [Component("a", (), "b", True), Component("b", (), "b", True),
                              Component("c", (), "A", False)],
                     lambda p, f, s, prg, u: {"c": s["a"][0] * s["b"][1]}),
-    # x·⌊y/2^d⌋ in one round (2 parties, d <= 32): masks a of x (shape sx) and b of y's
-    # shifted share (sy); party 0's share of the bits al and party 1's of be mask their top
-    # bits; c = a·b, and the products of a with those bits (needed mod 2^d only: narrow)
+    # x·⌊y/2^d⌋ in one round (2 parties, d <= 32, x broadcast into y): masks a of x (shape
+    # sx) and b of y's shifted share (sy); party 0's share of the bits al and party 1's of be
+    # mask their top bits; c = a·b, and the products of a with those bits (needed mod 2^d
+    # only: narrow), all of y's shape
     "multrunc": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
-                                     Component("b", tuple(sy), "A", True),
-                                     Component("al", tuple(sy), "b", True),
-                                     Component("be", tuple(sy), "b", True),
-                                     *(Component(k, np.broadcast_shapes(tuple(sx), tuple(sy)),
-                                                 "A", False, narrow=k != "c")
+                                     *(Component(k, tuple(sy), dom, True)
+                                       for k, dom in (("b", "A"), ("al", "b"), ("be", "b"))),
+                                     *(Component(k, tuple(sy), "A", False, narrow=k != "c")
                                        for k in ("c", "a_al", "a_be", "al_be", "a_al_be"))],
                      lambda p, f, s, prg, u: _multrunc_products(f["a"], f["b"], s["al"][0],
                                                                 s["be"][1])),
@@ -181,15 +180,11 @@ def _outer3_products(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> dict[str, n
 
 
 def _multrunc_products(a, b, al, be) -> dict[str, np.ndarray]:
-    """Per unit: a·b, a·α, a·β, α·β, a·α·β (α = party 0's share of al, β = party 1's of be),
-    each in the broadcast shape of a and b."""
-    mul = np.multiply
+    """Per unit: a·b, a·α, a·β, α·β, a·α·β (α = party 0's share of al, β = party 1's of be)."""
     al_be = al * be
-    out = {"c": _aligned(mul, a, b), "a_al": _aligned(mul, a, al), "a_be": _aligned(mul, a, be),
-           "a_al_be": _aligned(mul, a, al_be)}
-    out["al_be"] = _aligned(lambda p, q: np.broadcast_to(q, np.broadcast_shapes(p.shape, q.shape)),
-                            a, al_be).copy()
-    return out
+    return {"c": _aligned(np.multiply, a, b), "a_al": _aligned(np.multiply, a, al),
+            "a_be": _aligned(np.multiply, a, be), "al_be": al_be,
+            "a_al_be": _aligned(np.multiply, a, al_be)}
 
 
 def _scaled_outer_products(al, a) -> dict[str, np.ndarray]:

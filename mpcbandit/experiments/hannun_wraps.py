@@ -63,50 +63,31 @@ class WrapLedger:
         self.late_expected = 0.0   # the second half of the run
         self.second_half = False
 
-    def record(self, eng, x, d: int, mode: str, result) -> None:
-        """One party's truncation of x by d bits and its result; counted once both parties'
-        have come: expected wraps (local: |x|/2^64; exact: none) and the results that are
-        off the true quotient by more than the rounding (wraps seen, in either mode)."""
+    def record(self, eng, y, d: int, mode: str, result, x=None) -> None:
+        """One party's truncation of y by d bits, or its product x·⌊y/2^d⌋ with the truncation
+        in the product's round (``mul_truncated``), and the result; counted once both
+        parties' have come: expected wraps (local: |y|/2^64; exact: none) and the results off
+        the true value by more than the rounding (times |x|): wraps seen, in either mode."""
         if mode not in ("local", "exact"):
             raise ValueError(f"the ledger counts local and exact truncations, not {mode!r} ones")
         seq = getattr(self.local, "seq", 0)
         self.local.seq = seq + 1
         # the lead adds n 2^(d-1) before shifting (unbiased rounding): that is what is shifted
-        v = x.v + np.uint64(eng.n << (d - 1)) if eng.lead else x.v.copy()
-        site = _site()
-        with self.lock:
-            self.modes[site] = mode
-            other = self.waiting.pop(seq, None)
-            if other is None:
-                self.waiting[seq] = (site, v, result.v)
-                return
-        mine_site, mine, mine_result = other
-        assert mine_site == site, (mine_site, site)
-        shifted = (mine + v).view(np.int64)
-        off = (mine_result + result.v).view(np.int64) - (shifted >> np.int64(d))
-        self._count(eng, site, mode, shifted, np.abs(off) > eng.n)
-
-    def record_product(self, eng, x, y, d: int, result) -> None:
-        """The same for a product x·⌊y/2^d⌋ with y's exact truncation in its round
-        (``mul_truncated``): off when the product misses x times the true quotient by more
-        than |x| times the rounding."""
-        seq = getattr(self.local, "seq", 0)
-        self.local.seq = seq + 1
         v = y.v + np.uint64(eng.n << (d - 1)) if eng.lead else y.v.copy()
         site = _site()
         with self.lock:
             other = self.waiting.pop(seq, None)
             if other is None:
-                self.waiting[seq] = (site, (x.v, v), result.v)
+                self.waiting[seq] = (site, v, None if x is None else x.v, result.v)
                 return
-        mine_site, (mine_x, mine_y), mine_result = other
+        mine_site, mine_v, mine_x, mine_result = other
         assert mine_site == site, (mine_site, site)
-        shifted, xs = (mine_y + v).view(np.int64), (mine_x + x.v).view(np.int64)
-        true = xs * (shifted >> np.int64(d))      # mod 2^64, as the shares add up
-        off = (mine_result + result.v).view(np.int64) - true
-        self._count(eng, site, "exact", shifted, np.abs(off) > eng.n * np.abs(xs))
-
-    def _count(self, eng, site: str, mode: str, shifted: np.ndarray, wrong: np.ndarray):
+        shifted = (mine_v + v).view(np.int64)
+        true, rounding = shifted >> np.int64(d), eng.n
+        if x is not None:
+            xs = (mine_x + x.v).view(np.int64)
+            true, rounding = xs * true, eng.n * np.abs(xs)    # mod 2^64, as the shares add up
+        wrong = np.abs((mine_result + result.v).view(np.int64) - true) > rounding
         value = np.abs(shifted.astype(np.float64))
         p = float(value.sum()) / 2.0 ** 64 if mode == "local" else 0.0
         with self.lock:
@@ -134,8 +115,8 @@ def counting(ledger: WrapLedger):
 
     def counted_product(eng, x, y, d):
         out = yield from fused_product(eng, x, y, d)
-        if d and eng.trunc == "exact" and eng.n == 2:   # else truncate above counted it
-            ledger.record_product(eng, x, y, d, out)
+        if truncated_product.fuses(eng, d):   # else its truncate was counted above
+            ledger.record(eng, y, d, "exact", out, x)
         return out
 
     fused_product = truncated_product.mul_truncated

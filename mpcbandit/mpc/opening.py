@@ -96,27 +96,32 @@ def open_values(eng, arrays: list[np.ndarray], binary: bool = False):
     return _unpack(acc, arrays)
 
 
+def _packed_bits(bits: np.ndarray, width: int = 1) -> np.ndarray:
+    """A 0/1 array packed 8 to a byte, zero-padded to a multiple of width bytes."""
+    packed = np.packbits(bits.ravel().astype(np.uint8))
+    out = np.zeros(-(-packed.size // width) * width, dtype=np.uint8)
+    out[:packed.size] = packed
+    return out
+
+
+def _unpacked_bits(buf: np.ndarray, like: np.ndarray) -> np.ndarray:
+    return np.unpackbits(buf.view(np.uint8), count=like.size).astype(U64).reshape(like.shape)
+
+
 def open_with_bits(eng, arrays: list[np.ndarray], bits: np.ndarray):
     """2 parties, one round: the plaintexts of shared arrays, and both parties' private 0/1
     arrays of bits' shape (party order), the bits packed into the same message."""
-    packed = np.packbits(bits.ravel().astype(np.uint8))
-    words = np.zeros(-(-packed.size // 8) * 8, dtype=np.uint8)
-    words[:packed.size] = packed
-    parts = yield from open_parts(eng, [*arrays, words.view(U64)])
-    sums = [p[0] + p[1] for p in parts[:-1]]
-    each = [np.unpackbits(w.view(np.uint8), count=bits.size).astype(U64).reshape(bits.shape)
-            for w in parts[-1]]
-    return sums, each
+    parts = yield from open_parts(eng, [*arrays, _packed_bits(bits, 8).view(U64)])
+    return [p[0] + p[1] for p in parts[:-1]], [_unpacked_bits(w, bits) for w in parts[-1]]
 
 
 def swap_bits(eng, bits: np.ndarray):
     """Send my 0/1 array to the other of 2 parties as packed bits and get theirs (one round)."""
     (other,) = eng.others
-    packed = np.packbits(bits.ravel().astype(np.uint8)).tobytes()
+    packed = _packed_bits(bits).tobytes()
     got = yield Round({other: packed}, (other,))
     body = got[other]
     if type(body) is not bytes or len(body) != len(packed):
         raise ProtocolError(other, IN_OP, f"expected {len(packed)} bytes of packed bits, "
                                           f"got {kind_of(body)}")
-    theirs = np.unpackbits(np.frombuffer(body, dtype=np.uint8), count=bits.size)
-    return theirs.astype(U64).reshape(bits.shape)
+    return _unpacked_bits(np.frombuffer(body, dtype=np.uint8), bits)

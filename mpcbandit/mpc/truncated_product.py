@@ -24,13 +24,22 @@ from mpcbandit.mpc.arith import bilinear
 from mpcbandit.mpc.opening import open_with_bits
 from mpcbandit.mpc.shares import AShare
 
-__all__ = ["mul_truncated"]
+__all__ = ["mul_truncated", "fuses"]
+
+
+def fuses(eng, d: int) -> bool:
+    """Whether ``mul_truncated`` takes the truncation by d into the product's round."""
+    return eng.trunc == "exact" and eng.n == 2 and 0 < d <= 32
 
 
 def mul_truncated(eng, x: AShare, y: AShare, d: int):
-    """⟦x·⌊y/2^d⌋⟧ elementwise (x broadcast against y), not rescaled: one round with exact
-    truncation, 2 parties and d <= 32; otherwise the engine's truncation, then the product."""
-    if eng.trunc != "exact" or eng.n != 2 or d > 32:
+    """⟦x·⌊y/2^d⌋⟧ elementwise (x broadcast into y's shape), not rescaled: one round with
+    exact truncation, 2 parties and d <= 32; otherwise the engine's truncation, then the
+    product."""
+    if np.broadcast_shapes(x.shape, y.shape) != y.shape:
+        raise ValueError(f"mul_truncated: x of shape {x.shape} does not broadcast into y's "
+                         f"{y.shape}")
+    if not fuses(eng, d):
         return (yield from bilinear(eng, "mul", x, (yield from truncation.truncate(eng, y, d)),
                                     rescale=False))
     h, top = truncation.exact_parts(eng, y, d)

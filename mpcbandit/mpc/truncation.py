@@ -37,13 +37,18 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
         return x
     if mode == "pair":  # stochastic rounding: unbiased as it is
         return (yield from settle(eng, pend(eng, x, d)))
+    up = np.uint64(64 - d)
+    if mode == "exact" and eng.n == 2:
+        # the shares wrap when either top bit is set: t0 + t1 − t0·t1, the product one round
+        h, top = exact_parts(eng, x, d)
+        wraps = top - (yield from _private_bit_product(eng, top))
+        return AShare(h - (wraps << up), x.frac - d, eng.lead)
     x = AShare(_rounding(eng, x.v, d), x.frac, x.lead)
     if mode == "local":
         if eng.n != 2:
             raise ValueError(f"local truncation is for 2 computing parties, not {eng.n}")
         v = (x.v.view(np.int64) >> np.int64(d)).view(U64)  # SecureML: each share shifts itself
         return AShare(v, x.frac - d, eng.lead)
-    up = np.uint64(64 - d)
     if mode == "paper":
         # Alg. 3 (Hannun et al. App. C), η skipped as in the paper
         m = eng.material.take("trunc", (), x.size)
@@ -58,10 +63,10 @@ def truncate(eng, x: AShare, d: int, mode: str | None = None):
         return AShare(v, x.frac - d, eng.lead)
     if mode == "exact":
         # unsigned frame: offset by 2^62, x lies in [0, 2^63); the wrap count of its shares
-        # comes from their top bits (2 parties) or from Alg. 3 with η by a comparison circuit
+        # from Alg. 3 with η by a comparison circuit
         xp = _offset(eng, x.v)
-        theta = yield from (_top_bit_wraps(eng, xp) if eng.n == 2 else _alg3_wraps(eng, xp))
-        return AShare(_shifted(eng, xp, d) - (theta << up), x.frac - d, eng.lead)
+        return AShare(_shifted(eng, xp, d) - ((yield from _alg3_wraps(eng, xp)) << up),
+                      x.frac - d, eng.lead)
     raise ValueError(f"unknown truncation {mode!r} (choose from {', '.join(TRUNC_MODES)})")
 
 
@@ -85,8 +90,9 @@ def _shifted(eng, xp: np.ndarray, d: int) -> np.ndarray:
 
 def exact_parts(eng, x: AShare, d: int) -> tuple[np.ndarray, np.ndarray]:
     """2 parties, local: (h, t) with ⌊x/2^d⌋ = ⟦h⟧ − 2^(64−d)·(t_0 + t_1 − t_0·t_1), h this
-    party's share and t the top bit of its share in the exact frame (the bits' OR is the one
-    round ``truncate`` spends; ``truncated_product`` spends it on a product instead)."""
+    party's share and t the top bit of its share in the exact frame: x + 2^62 lies in [0, 2^63),
+    so its two shares wrap past 2^64 exactly when either top bit is set (the bits' OR is the
+    one round ``truncate`` spends; ``truncated_product`` spends it on a product instead)."""
     xp = _offset(eng, _rounding(eng, x.v, d))
     return _shifted(eng, xp, d), xp >> np.uint64(63)
 
@@ -106,14 +112,6 @@ def _alg3_wraps(eng, xp: np.ndarray):
     if eng.lead:
         theta += wraps_unsigned(parts).view(U64)
     return theta
-
-
-def _top_bit_wraps(eng, xp: np.ndarray):
-    """The same for 2 parties in one round: xp < 2^63, so its two shares wrap past 2^64
-    exactly when either has its top bit t_i set: t0 + t1 − t0·t1, and t0·t1 costs one bit
-    each way (``_private_bit_product``)."""
-    top = xp >> np.uint64(63)
-    return top - (yield from _private_bit_product(eng, top))
 
 
 def _private_bit_product(eng, t: np.ndarray):
