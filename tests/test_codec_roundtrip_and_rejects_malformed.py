@@ -163,6 +163,8 @@ def test_envelope_shape_is_checked():
     rejected([msgpack.packb([1, 2, 3])], "envelope")
     rejected([msgpack.packb({"v": VERSION, "session": "s"})], "envelope")
     rejected([head(0, v=1)], "version")  # an earlier wire form
+    rejected([head(0, v=array("<i8", (2,), (2).to_bytes(8, "little") * 2))], "version")
+    rejected([head(0, v=True)], "version")
     rejected([head(0, session=5)], "session")
     rejected([valid_frames()[0], b"unreferenced buffer"], "not referenced")
     rejected([], "empty")

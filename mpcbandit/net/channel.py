@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Mapping, Protocol
 
 from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError
-from mpcbandit.net.codec import Envelope, decode, encode, frames_nbytes
+from mpcbandit.net.codec import Encoder, Envelope, decode, frames_nbytes
 from mpcbandit.net.netspec import NetSpec
 from mpcbandit.net.stats import RoundStats
 
@@ -61,6 +61,7 @@ class Channel:
         self.max_bytes = max_bytes
         self.max_buffered_bytes = max_buffered_bytes or BUFFERED_MESSAGES_DEFAULT * max_bytes
         self.stats = RoundStats()
+        self._encoder = Encoder()
         self._one_way = net.one_way_s if net else 0.0
         self._bw = net.bytes_per_s if net else None
         self._emulated = bool(net and net.emulated)
@@ -69,7 +70,7 @@ class Channel:
         self._seq_in: dict[str, int] = defaultdict(lambda: -1)
         self._count_out: dict[tuple[str, str], int] = defaultdict(int)
         self._count_in: dict[tuple[str, str], int] = defaultdict(int)
-        self._buffer: dict[tuple[str, str], tuple[float, Any]] = {}
+        self._buffer: dict[tuple[str, str], tuple[float, Any, int]] = {}
         self._buffered: dict[str, int] = defaultdict(int)
         self._buffered_bytes: dict[str, int] = defaultdict(int)
         #: the most unread bytes any one peer had waiting here
@@ -120,9 +121,9 @@ class Channel:
         deadline = t1 + self.deadline_s
         while True:
             for peer in senders:
-                tag = self._tag(label, peer, self._count_in)
-                if (peer, tag) in self._buffer:
-                    body, nbytes = self._take(label, peer, tag)
+                key = (peer, f"{label}#{self._count_in[(peer, label)]}")
+                if key in self._buffer:
+                    body, nbytes = self._take(label, key)
                     t2 = time.perf_counter()
                     st.rounds += 1
                     st.bytes_received += nbytes
@@ -145,18 +146,15 @@ class Channel:
 
     # ------------------------------------------------------------ internals
 
-    @staticmethod
-    def _tag(label: str, peer: str, counts: dict) -> str:
-        return f"{label}#{counts[(peer, label)]}"
-
     def _send(self, label: str, peer: str, body: Any) -> int:
         if peer not in self.peers:
             raise ValueError(f"{self.me} has no channel to '{peer}' (peers: {sorted(self.peers)})")
-        tag = self._tag(label, peer, self._count_out)
-        self._count_out[(peer, label)] += 1
+        n = self._count_out[(peer, label)]
+        self._count_out[(peer, label)] = n + 1
+        tag = f"{label}#{n}"
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
-        frames = encode(Envelope(self._session_out[peer], seq, self.me, tag, body))
+        frames = self._encoder.encode(Envelope(self._session_out[peer], seq, self.me, tag, body))
         try:
             self.link.send(peer, frames)
         except PeerTimeout as e:  # the link knows no tags
@@ -164,12 +162,15 @@ class Channel:
         return frames_nbytes(frames)
 
     def _receive(self, label: str, peer: str, deadline_s: float) -> tuple[Any, int]:
-        tag = self._tag(label, peer, self._count_in)
+        key = (peer, f"{label}#{self._count_in[(peer, label)]}")
+        if key in self._buffer:
+            return self._take(label, key)
+        tag = key[1]
         deadline = time.perf_counter() + deadline_s
         # a wait longer than the channel's deadline watches the peer's connection meanwhile,
         # so a dead peer is named within the deadline, not after the whole wait
         watch = getattr(self.link, "down_for", None) if deadline_s > self.deadline_s else None
-        while (peer, tag) not in self._buffer:
+        while key not in self._buffer:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 raise self._timeout(peer, tag, deadline_s)
@@ -179,7 +180,7 @@ class Channel:
                     raise PeerGone(peer, tag, down)
                 remaining = min(remaining, _WATCH_S)
             self._pump(remaining)
-        return self._take(label, peer, tag)
+        return self._take(label, key)
 
     def _timeout(self, peer: str, tag: str, deadline_s: float) -> PeerTimeout:
         err = PeerTimeout(peer, tag, deadline_s)
@@ -190,8 +191,9 @@ class Channel:
                         "sequence or resent)",)
         return err
 
-    def _take(self, label: str, peer: str, tag: str) -> tuple[Any, int]:
-        deliver_at, (body, nbytes) = self._buffer.pop((peer, tag))
+    def _take(self, label: str, key: tuple[str, str]) -> tuple[Any, int]:
+        deliver_at, body, nbytes = self._buffer.pop(key)
+        peer = key[0]
         self._count_in[(peer, label)] += 1
         self._buffered[peer] -= 1
         self._buffered_bytes[peer] -= nbytes
@@ -234,17 +236,15 @@ class Channel:
                                              f"above the cap of {self.max_buffered_bytes} "
                                              "(run.max_buffered_mb): a peer running far ahead "
                                              "or flooding")
-        self._buffer[(sender, tag)] = (self._deliver_at(sender, arrived, nbytes), (env.body, nbytes))
+        deliver_at = self._deliver_at(sender, arrived, nbytes) if arrived else 0.0
+        self._buffer[(sender, tag)] = (deliver_at, env.body, nbytes)
         self._buffered[sender] += 1
         self._buffered_bytes[sender] = waiting
         if waiting > self.peak_buffered_bytes:
             self.peak_buffered_bytes = waiting
 
     def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
-        """When an emulated network would hand this message over: serialisation then delay
-        (0.0: no emulation, at once)."""
-        if not self._emulated:
-            return 0.0
+        """When an emulated network would hand this message over: serialisation then delay."""
         start = max(arrived, self._link_free[sender])
         done = start + (nbytes / self._bw if self._bw else 0.0)
         self._link_free[sender] = done

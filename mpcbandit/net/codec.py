@@ -27,6 +27,7 @@ __all__ = [
     "ALLOWED_DTYPES",
     "OUT_OF_BAND_BYTES",
     "Envelope",
+    "Encoder",
     "encode",
     "decode",
     "frames_nbytes",
@@ -73,29 +74,44 @@ def _header(dtype: np.dtype, shape: tuple) -> bytes:
     return dtype.str.encode() + bytes((len(shape),)) + _SHAPES[len(shape)].pack(*shape)
 
 
-def encode(env: Envelope, out_of_band_bytes: float = OUT_OF_BAND_BYTES) -> list:
-    """Frames for env: the msgpack envelope, then one buffer per large array."""
-    buffers: list = []
+def _ext(code: int, data: bytes) -> msgpack.ExtType:
+    # ExtType's own constructor re-checks both types in Python on every array sent
+    return tuple.__new__(msgpack.ExtType, (code, data))
 
-    def default(obj: Any) -> Any:
+
+class Encoder:
+    """Envelopes to frames with one reusable msgpack packer: one per channel (not thread-safe)."""
+
+    def __init__(self, out_of_band_bytes: float = OUT_OF_BAND_BYTES):
+        self.out_of_band_bytes = out_of_band_bytes
+        self._buffers: list = []
+        self._packer = msgpack.Packer(default=self._default, use_bin_type=True)
+
+    def encode(self, env: Envelope) -> list:
+        """Frames for env: the msgpack envelope, then one buffer per large array."""
+        self._buffers = buffers = []
+        head = self._packer.pack([env.v, env.session, env.seq, env.sender, env.tag, env.body])
+        return [head, *buffers] if buffers else [head]
+
+    def _default(self, obj: Any) -> Any:
         if isinstance(obj, np.ndarray):
             header = _header(obj.dtype, obj.shape)
-            if obj.nbytes >= out_of_band_bytes:
+            if obj.nbytes >= self.out_of_band_bytes:
                 arr = obj if obj.flags.c_contiguous else obj.copy(order="C")
-                buffers.append(memoryview(arr).cast("B"))
-                return msgpack.ExtType(_OUT_OF_BAND, header + _FRAME_INDEX.pack(len(buffers) - 1))
-            return msgpack.ExtType(_INLINE, header + obj.tobytes())
+                self._buffers.append(memoryview(arr).cast("B"))
+                return _ext(_OUT_OF_BAND, header + _FRAME_INDEX.pack(len(self._buffers) - 1))
+            return _ext(_INLINE, header + obj.tobytes())
         if isinstance(obj, np.generic):
             return obj.item()
         if isinstance(obj, int):  # msgpack hands us ints beyond 64 bits
-            return msgpack.ExtType(_BIGINT, obj.to_bytes((obj.bit_length() + 8) // 8, "little",
-                                                         signed=True))
+            return _ext(_BIGINT, obj.to_bytes((obj.bit_length() + 8) // 8, "little", signed=True))
         raise TypeError(f"cannot send a {type(obj).__name__} (allowed: None, bool, int, float, "
                         "str, bytes, list, tuple, dict with str keys, numpy arrays)")
 
-    head = msgpack.packb([env.v, env.session, env.seq, env.sender, env.tag, env.body],
-                         default=default, use_bin_type=True)
-    return [head, *buffers]
+
+def encode(env: Envelope, out_of_band_bytes: float = OUT_OF_BAND_BYTES) -> list:
+    """Frames for env: the msgpack envelope, then one buffer per large array."""
+    return Encoder(out_of_band_bytes).encode(env)
 
 
 def frames_nbytes(frames: list) -> int:
@@ -201,21 +217,33 @@ def _decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
         raise ProtocolError(peer, tag, str(e)) from None
     except (ValueError, TypeError, struct.error, msgpack.UnpackException) as e:
         raise ProtocolError(peer, tag, f"undecodable frame: {type(e).__name__}: {e}") from None
+    if type(msg) is list and len(msg) == 6:
+        v, session, seq, sender, mtag, body = msg
+        # the common case in one test; the slow path below names what is wrong
+        if (type(v) is int and v == VERSION and type(session) is str and type(sender) is str
+                and type(mtag) is str and type(seq) is int and 0 <= seq < 2**63
+                and len(used) == len(buffers)):
+            return Envelope(session, seq, sender, mtag, body, VERSION)
+    raise ProtocolError(peer, tag, _malformed(msg, len(buffers) - len(used)))
+
+
+def _malformed(msg: Any, unused: int) -> str:
+    """What is wrong with a decoded envelope that failed the common-case test."""
     if type(msg) is not list or len(msg) != 6:
-        got = f"{type(msg).__name__} of {len(msg)}" if isinstance(msg, (list, dict)) else type(msg).__name__
-        raise ProtocolError(peer, tag, f"not an envelope [v, session, seq, sender, tag, body] (got {got})")
-    v, session, seq, sender, mtag, body = msg
-    if v != VERSION:
-        raise ProtocolError(peer, tag, f"wire version {v!r}, expected {VERSION}")
+        got = type(msg).__name__
+        if isinstance(msg, (list, dict)):
+            got = f"{got} of {len(msg)}"
+        return f"not an envelope [v, session, seq, sender, tag, body] (got {got})"
+    v, session, seq, sender, mtag, _ = msg
+    if type(v) is not int or v != VERSION:
+        return f"wire version {v!r}, expected {VERSION}"
     for key, value, typ in (("session", session, str), ("sender", sender, str),
                             ("tag", mtag, str), ("seq", seq, int)):
         if type(value) is not typ:
-            raise ProtocolError(peer, tag, f"envelope field {key!r} is not a {typ.__name__}")
+            return f"envelope field {key!r} is not a {typ.__name__}"
     if not 0 <= seq < 2**63:
-        raise ProtocolError(peer, tag, f"envelope seq {seq} is outside 0 .. 2**63 - 1")
-    if len(used) != len(buffers):
-        raise ProtocolError(peer, tag, f"{len(buffers) - len(used)} buffer frame(s) not referenced")
-    return Envelope(session, seq, sender, mtag, body, VERSION)
+        return f"envelope seq {seq} is outside 0 .. 2**63 - 1"
+    return f"{unused} buffer frame(s) not referenced"
 
 
 def pack_value(obj: Any, label: str) -> bytes:

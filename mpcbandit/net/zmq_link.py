@@ -27,7 +27,7 @@ from zmq.utils.monitor import recv_monitor_message
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
 
-__all__ = ["ZmqLink", "HELLO_TAG", "raise_file_limit"]
+__all__ = ["ZmqLink", "HELLO_TAG", "ZERO_COPY_BYTES", "raise_file_limit"]
 
 log = logging.getLogger("mpcbandit.net")
 
@@ -35,7 +35,11 @@ HELLO_TAG = b""
 #: messages queued per peer and direction before a sender waits for its reader: parties that
 #: only send (input holders, passive participants) would otherwise run unboundedly ahead
 QUEUE_MESSAGES = 1000
-_ZERO_COPY_BYTES = 64 * 1024
+#: frames from this size on are sent without copying. Below it a copy is cheaper than pyzmq's
+#: zero-copy hand-off (its release runs through a helper thread, a wake-up per frame): measured
+#: by process CPU per round, copying wins at 64 and 100 KiB, loses at 256 KiB, where each copy
+#: is a fresh mmap (glibc's threshold, 128 KiB by default) and page faults
+ZERO_COPY_BYTES = 128 * 1024
 _HELLO = b"hello"
 #: seconds between "waiting for hello" log lines
 _WAIT_LOG_S = 5.0
@@ -45,7 +49,7 @@ _HEARTBEAT_MS = 1000
 _HANDSHAKE_MS = 5000
 _TIMEOUT_STEP_MS = 250
 # plain ints: combining pyzmq's enum flags runs Python code on every message
-_SNDMORE, _NOBLOCK, _RCVMORE = int(zmq.SNDMORE), int(zmq.NOBLOCK), int(zmq.RCVMORE)
+_SNDMORE, _NOBLOCK = int(zmq.SNDMORE), int(zmq.NOBLOCK)
 _LINK_EVENTS = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
 
 
@@ -180,14 +184,14 @@ class ZmqLink:
         first = frames[0]
         more = _SNDMORE if last else 0
         try:
-            sock.send(first, more | _NOBLOCK, copy=len(first) < _ZERO_COPY_BYTES)
+            sock.send(first, more | _NOBLOCK, copy=len(first) < ZERO_COPY_BYTES)
         except zmq.Again:  # queue full: the reader is far behind; wait for it, bounded
             if not sock.poll(min(int(self.send_timeout_s * 1000), 2**31 - 1), zmq.POLLOUT):
                 raise PeerTimeout(peer, "?", self.send_timeout_s) from None
-            sock.send(first, more, copy=len(first) < _ZERO_COPY_BYTES)
+            sock.send(first, more, copy=len(first) < ZERO_COPY_BYTES)
         for i in range(1, last + 1):
             f = frames[i]
-            sock.send(f, _SNDMORE if i < last else 0, copy=len(f) < _ZERO_COPY_BYTES)
+            sock.send(f, _SNDMORE if i < last else 0, copy=len(f) < ZERO_COPY_BYTES)
 
     def poll(self, timeout_s: float) -> tuple[str, list] | None:
         """The next (sender, frames) within timeout_s, or None."""
@@ -201,7 +205,7 @@ class ZmqLink:
                 return got
             timeout_s = 0
 
-    def _recv(self, timeout_s: float) -> tuple[str, bytes, list] | None:
+    def _recv(self, timeout_s: float) -> tuple[str, list] | None:
         # a blocking recv with a timeout wakes faster than poll() followed by recv()
         # zmq takes a C int; longer waits are loops of this one (callers re-check deadlines)
         ms = min(max(0, int(timeout_s * 1000)), 2**31 - 1)
@@ -212,24 +216,26 @@ class ZmqLink:
         if ms != self._rcvtimeo:
             self.router.setsockopt(zmq.RCVTIMEO, ms)
             self._rcvtimeo = ms
+        router = self.router
         try:
-            first = self.router.recv(copy=False)
+            routing_id = router.recv()
         except zmq.Again:
             return None
-        routing_id = first.bytes.decode("utf-8", "replace")
-        sender = routing_id
+        # a ROUTER delivers the routing id and at least one frame, all at once; Frame.more
+        # spares a getsockopt(RCVMORE) per frame, which costs more than the receive itself
+        frame = router.recv(copy=False)
+        sender = routing_id.decode("utf-8", "replace")
         if self.curve is not None:
-            sender = first.get("User-Id")
-            if sender != routing_id:
-                self._drain()
-                raise ProtocolError(sender or "?", "?", f"declares routing id '{routing_id}' but "
+            declared, sender = sender, frame.get("User-Id")
+            if sender != declared:
+                if frame.more:
+                    self._drain()
+                raise ProtocolError(sender or "?", "?", f"declares routing id '{declared}' but "
                                     f"its CURVE key belongs to '{sender or 'no party'}'")
-        router = self.router
-        if not router.getsockopt(_RCVMORE):
-            raise ProtocolError(sender, "?", "a message without an envelope frame")
-        parts = [router.recv()]  # the envelope (or a hello's empty marker): small, copied
-        while router.getsockopt(_RCVMORE):
-            parts.append(router.recv(copy=False).buffer)  # buffers: zero-copy, writable
+        parts = [frame.bytes]  # the envelope (or a hello's empty marker): small, copied
+        while frame.more:
+            frame = router.recv(copy=False)
+            parts.append(frame.buffer)  # buffers: zero-copy, writable
         return sender, parts
 
     def down_for(self, peer: str) -> float | None:
