@@ -159,12 +159,16 @@ def test_zmq_links_exchange_out_of_order_and_late_peer():
         chan = Channel(me, [other], link, session="z", deadline_s=5, max_bytes=2**24)
         try:
             link.hello(5)
-            big = np.arange(200_000, dtype=np.int64)  # out-of-band frame
-            chan.send("p", other, {"me": me, "big": big})
+            big = np.arange(200_000, dtype=np.int64)  # out-of-band frame, sent zero-copy
+            mid = np.arange(8_000, dtype=np.int64)  # out-of-band frame, copied when sent
+            chan.send("p", other, {"me": me, "big": big, "mid": mid})
+            mid[:] = -1  # the copy left with the message
             chan.send("q", other, me)
             q = chan.recv("q", other)
             p = chan.recv("p", other)
-            out[me] = (p["me"], q, int(p["big"].sum()), chan.stats.total().rounds)
+            p["mid"] += 1  # received arrays are the receiver's to write
+            out[me] = (p["me"], q, int(p["big"].sum()), int(p["mid"].sum()),
+                       chan.stats.total().rounds)
         finally:
             chan.close()
 
@@ -174,8 +178,8 @@ def test_zmq_links_exchange_out_of_order_and_late_peer():
         t.start()
     for t in ts:
         t.join(20)
-    s = int(np.arange(200_000).sum())
-    assert out == {"a": ("b", "b", s, 4), "b": ("a", "a", s, 4)}
+    s, m = int(np.arange(200_000).sum()), int(np.arange(1, 8_001).sum())
+    assert out == {"a": ("b", "b", s, m, 4), "b": ("a", "a", s, m, 4)}
 
 
 def test_zmq_hello_names_the_missing_peer():
