@@ -292,11 +292,19 @@ def _sweep(rows: list[dict], key: str) -> str:
     parts = []
     for v in dict.fromkeys(r["variant"] for r in rows):
         sel = [r for r in rows if r["variant"] == v]
-        parts.append(f"{v}: " + ", ".join(f"{r[key]} → {float(r['average_reward']):.3f}"
-                                          f" ({100 * float(r['agreement']):.1f} % same arms)" for r in sel))
-    if rows:
-        parts.append(f"float64 reference {float(rows[0]['plaintext_average_reward']):.3f}")
+        parts.append(f"{v}: " + ", ".join(_sweep_point(r, key) for r in sel))
+    done = [r for r in rows if r["average_reward"] not in ("", None)]
+    if done:
+        parts.append(f"float64 reference {float(done[0]['plaintext_average_reward']):.3f}")
     return "; ".join(parts)
+
+
+def _sweep_point(r: dict, key: str) -> str:
+    """One run of a sweep: its reward and agreement, or where the protocol stopped it."""
+    if r["average_reward"] in ("", None):
+        return f"{r[key]} → {r.get('outcome') or 'no result'}"
+    return (f"{r[key]} → {float(r['average_reward']):.3f}"
+            f" ({100 * float(r['agreement']):.1f} % same arms)")
 
 
 def ours_hannun_7(rows: list[dict]) -> str:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import click
 
+from mpcbandit.errors import PartyFailed
 from mpcbandit.experiments.common import (
     Curve,
     Output,
@@ -107,26 +109,43 @@ def figure_4(out: Output, paper: bool, parties: list[int], arms: list[int], step
                     f"|P| ({steps} iterations per point, {out.machine})")
 
 
+def _stopped(e: PartyFailed) -> str | None:
+    """Where and why the protocol itself stopped a run (a wrap can corrupt the shares: e.g. an
+    opened selection that is not one-hot), or None when the run failed for another reason."""
+    m = re.search(r"ProtocolError: protocol error from peer '([^']*)' \(tag '([^']*)'\): "
+                  r"([^:\[]*)", e.reason)
+    return f"stopped at {m[2]}: {m[3].strip()} (from {m[1]})" if m else None
+
+
 def _reward_sweep(out: Output, key: str, values: list[int], stem: str, xlabel: str,
                   variants: dict[str, dict], data: str | None, steps: int, title: str) -> None:
-    """Average reward and agreement with the float64 run per value of `key`, a line per variant."""
+    """Average reward and agreement with the float64 run per value of `key`, a line per variant;
+    a run the protocol stops is a row that says where and why, and the sweep goes on."""
     kind = kind_of_data(data)
     rows, curves = [], []
     for label, extra in variants.items():
         for v in values:
             # one exploration stream for every point: rewards differ only by what `key` changes
-            s = secure_run(out, data=kind, iterations=steps, exploration="seeded", **extra,
-                           **{key: v})
+            try:
+                s = secure_run(out, data=kind, iterations=steps, exploration="seeded", **extra,
+                               **{key: v})
+            except PartyFailed as e:
+                outcome = _stopped(e)
+                if outcome is None:
+                    raise
+                rows.append([label, v, None, None, None, None, _load(), outcome])
+                click.echo(f"{label}, {key} = {v}: {outcome}")
+                continue
             rows.append([label, v, s["average_reward"], s.get("agreement_with_plaintext"),
                          s["plaintext_cumulative_reward"] / steps, s["critical_rounds_per_step"],
-                         _load()])
+                         _load(), "completed"])
             click.echo(f"{label}, {key} = {v}: reward {s['average_reward']:.4f}, same arms as "
                        f"float64 {s.get('agreement_with_plaintext')}")
-        mine = [r for r in rows if r[0] == label]
+        mine = [r for r in rows if r[0] == label and r[2] is not None]
         curves.append(Curve(label, [r[1] for r in mine], [r[2] for r in mine]))
     title = f"{title} ({kind}, T = {steps:,})"
     out.table(stem, ["variant", key, "average_reward", "agreement", "plaintext_average_reward",
-                     "rounds_per_iteration", "load_1min"], rows, title)
+                     "rounds_per_iteration", "load_1min", "outcome"], rows, title)
     out.figure(stem, [Panel("", xlabel, "average reward", curves, logx=False)], title)
 
 
