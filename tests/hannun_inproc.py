@@ -22,9 +22,9 @@ def run_hannun(overrides: list[str], record: tuple[str, ...] = ()):
             if name in seen:
                 take = chan._take
 
-                def recording(label, peer, tag):
-                    body, nbytes = take(label, peer, tag)
-                    seen[name].append((label, peer, body))
+                def recording(label, key):  # key: (sender, tag)
+                    body, nbytes = take(label, key)
+                    seen[name].append((label, key[0], body))
                     return body, nbytes
                 chan._take = recording
             return proto.run_role(PartyContext(config=cfg, role=role, index=index, chan=chan))
