@@ -1,5 +1,7 @@
 """Exceptions shared by every layer; each names what failed and where."""
 
+import re
+
 __all__ = ["MpcBanditError", "ConfigError", "DataError", "ProtocolError", "PeerTimeout", "PeerGone",
            "PartyFailed",
            "printable"]
@@ -33,6 +35,16 @@ class ProtocolError(MpcBanditError):
         self.reason = reason
         super().__init__(f"protocol error from peer '{printable(peer)}' (tag '{printable(tag)}'): "
                          f"{printable(reason, 2000)}")
+
+    @classmethod
+    def found_in(cls, text: str) -> "ProtocolError | None":
+        """The protocol error quoted in text (a failed party's reason, a log line), or None."""
+        m = _PROTOCOL_ERROR.search(text)
+        return cls(m[1], m[2], m[3]) if m else None
+
+
+#: ProtocolError's message as it reads in text: peer, tag, reason (the pattern of __init__)
+_PROTOCOL_ERROR = re.compile(r"protocol error from peer '([^']*)' \(tag '([^']*)'\): (.*)")
 
 
 class PeerTimeout(MpcBanditError):

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 import click
 
-from mpcbandit.errors import PartyFailed
+from mpcbandit.errors import PartyFailed, ProtocolError
 from mpcbandit.experiments.common import (
     Curve,
     Output,
@@ -112,9 +111,11 @@ def figure_4(out: Output, paper: bool, parties: list[int], arms: list[int], step
 def _stopped(e: PartyFailed) -> str | None:
     """Where and why the protocol itself stopped a run (a wrap can corrupt the shares: e.g. an
     opened selection that is not one-hot), or None when the run failed for another reason."""
-    m = re.search(r"ProtocolError: protocol error from peer '([^']*)' \(tag '([^']*)'\): "
-                  r"([^:\[]*)", e.reason)
-    return f"stopped at {m[2]}: {m[3].strip()} (from {m[1]})" if m else None
+    err = ProtocolError.found_in(e.reason)
+    if err is None:
+        return None
+    why = err.reason.split(": ")[0]  # the reason, without the values it quotes
+    return f"stopped at {err.tag}: {why} (from {err.peer})"
 
 
 def _reward_sweep(out: Output, key: str, values: list[int], stem: str, xlabel: str,

@@ -236,7 +236,7 @@ class Channel:
                                              f"above the cap of {self.max_buffered_bytes} "
                                              "(run.max_buffered_mb): a peer running far ahead "
                                              "or flooding")
-        deliver_at = self._deliver_at(sender, arrived, nbytes) if arrived else 0.0
+        deliver_at = self._deliver_at(sender, arrived, nbytes) if self._emulated else 0.0
         self._buffer[(sender, tag)] = (deliver_at, env.body, nbytes)
         self._buffered[sender] += 1
         self._buffered_bytes[sender] = waiting
