@@ -12,7 +12,7 @@ from mpcbandit.net.channel import Channel
 from mpcbandit.net.codec import Envelope, decode, encode
 from mpcbandit.net.inproc import InprocHub, run_inproc
 from mpcbandit.net.netspec import NetSpec
-from mpcbandit.net.zmq_link import QUEUE_MESSAGES, ZmqLink
+from mpcbandit.net.zmq_link import QUEUE_MESSAGES, ZERO_COPY_BYTES, ZmqLink
 
 
 def test_out_of_order_messages_are_kept_until_asked_for():
@@ -27,6 +27,20 @@ def test_out_of_order_messages_are_kept_until_asked_for():
 
     results, _ = run_inproc({"a": a, "b": b})
     assert results["b"] == [2, 1, 3]
+
+
+def test_an_array_sent_without_a_copy_becomes_read_only_in_process_too():
+    hub = InprocHub(["a", "b"])
+    chan = Channel("a", ["b"], hub.link("a"), session="s", deadline_s=1, max_bytes=2**24)
+    big = np.arange(ZERO_COPY_BYTES // 8, dtype=np.int64)   # leaves ZeroMQ uncopied
+    small = np.arange(ZERO_COPY_BYTES // 8 - 1, dtype=np.int64)  # copied
+    chan.send("x", "b", {"big": big, "small": small})
+    small[0] = 5
+    with pytest.raises(ValueError, match="read-only"):
+        big[0] = 5
+    b = Channel("b", ["a"], hub.link("b"), session="s", deadline_s=1, max_bytes=2**24)
+    got = b.recv("x", "a")
+    assert got["small"][0] == 0 and got["big"].sum() == big.sum()
 
 
 def test_tags_are_label_and_per_link_count():
@@ -163,6 +177,8 @@ def test_zmq_links_exchange_out_of_order_and_late_peer():
             mid = np.arange(8_000, dtype=np.int64)  # out-of-band frame, copied when sent
             chan.send("p", other, {"me": me, "big": big, "mid": mid})
             mid[:] = -1  # the copy left with the message
+            with pytest.raises(ValueError, match="read-only"):
+                big[0] = -1  # its bytes may still be queued: a write raises, not corrupts
             chan.send("q", other, me)
             q = chan.recv("q", other)
             p = chan.recv("p", other)

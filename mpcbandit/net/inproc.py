@@ -1,8 +1,9 @@
 """In-process link (threads + queues) with the ZeroMQ link's interface, for unit tests.
 
 Frames are copied to bytes as they would be on a wire, so codec, tags and byte counts are
-exercised exactly as over ZeroMQ. When one party's thread fails the hub is aborted and every
-other party's wait ends at once with PartyFailed naming it.
+exercised exactly as over ZeroMQ; an array large enough to leave ZeroMQ uncopied becomes
+read-only here too, so a test catches a write after sending. When one party's thread fails
+the hub is aborted and every other party's wait ends at once with PartyFailed naming it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Callable
 from mpcbandit.errors import PartyFailed
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.netspec import NetSpec
+from mpcbandit.net.zmq_link import leaves_uncopied
 
 __all__ = ["InprocHub", "InprocLink", "run_inproc"]
 
@@ -46,6 +48,8 @@ class InprocLink:
         self._inbox = hub.queues[name]
 
     def send(self, peer: str, frames: list) -> None:
+        for f in frames:
+            leaves_uncopied(f)
         self.hub.queues[peer].put((self.name, [bytes(f) for f in frames]))
 
     def poll(self, timeout_s: float) -> tuple[str, list] | None:

@@ -21,13 +21,14 @@ import resource
 import time
 from collections import deque
 
+import numpy as np
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
 
-__all__ = ["ZmqLink", "HELLO_TAG", "ZERO_COPY_BYTES", "raise_file_limit"]
+__all__ = ["ZmqLink", "HELLO_TAG", "ZERO_COPY_BYTES", "leaves_uncopied", "raise_file_limit"]
 
 log = logging.getLogger("mpcbandit.net")
 
@@ -40,6 +41,19 @@ QUEUE_MESSAGES = 1000
 #: by process CPU per round, copying wins at 64 and 100 KiB, loses at 256 KiB, where each copy
 #: is a fresh mmap (glibc's threshold, 128 KiB by default) and page faults
 ZERO_COPY_BYTES = 128 * 1024
+
+
+def leaves_uncopied(frame) -> bool:
+    """Whether frame is sent without a copy (ZERO_COPY_BYTES or more); if so, the array it views
+    becomes read-only, so a write after sending raises instead of changing bytes still queued."""
+    if len(frame) < ZERO_COPY_BYTES:
+        return False
+    owner = getattr(frame, "obj", None)  # a memoryview's array; bytes have none
+    if isinstance(owner, np.ndarray):
+        owner.flags.writeable = False
+    return True
+
+
 _HELLO = b"hello"
 #: seconds between "waiting for hello" log lines
 _WAIT_LOG_S = 5.0
@@ -184,14 +198,14 @@ class ZmqLink:
         first = frames[0]
         more = _SNDMORE if last else 0
         try:
-            sock.send(first, more | _NOBLOCK, copy=len(first) < ZERO_COPY_BYTES)
+            sock.send(first, more | _NOBLOCK, copy=not leaves_uncopied(first))
         except zmq.Again:  # queue full: the reader is far behind; wait for it, bounded
             if not sock.poll(min(int(self.send_timeout_s * 1000), 2**31 - 1), zmq.POLLOUT):
                 raise PeerTimeout(peer, "?", self.send_timeout_s) from None
-            sock.send(first, more, copy=len(first) < ZERO_COPY_BYTES)
+            sock.send(first, more, copy=not leaves_uncopied(first))
         for i in range(1, last + 1):
             f = frames[i]
-            sock.send(f, _SNDMORE if i < last else 0, copy=len(f) < ZERO_COPY_BYTES)
+            sock.send(f, _SNDMORE if i < last else 0, copy=not leaves_uncopied(f))
 
     def poll(self, timeout_s: float) -> tuple[str, list] | None:
         """The next (sender, frames) within timeout_s, or None."""
