@@ -48,7 +48,7 @@ class InprocLink:
         self._inbox = hub.queues[name]
 
     def send(self, peer: str, frames: list) -> None:
-        for f in frames:
+        for f in frames[1:]:  # array frames; the first is the envelope's bytes
             leaves_uncopied(f)
         self.hub.queues[peer].put((self.name, [bytes(f) for f in frames]))
 

@@ -194,15 +194,17 @@ class ZmqLink:
         """Queue frames (one message) for peer; waits at most send_timeout_s while its queue is full."""
         sock = self.dealers[peer]
         last = len(frames) - 1
-        # zero-copy pays off only for large buffers; small ones are cheaper copied
+        # zero-copy pays off only for large buffers; small ones are cheaper copied. The first
+        # frame is the envelope, bytes, which no one can write to: only array frames follow
         first = frames[0]
         more = _SNDMORE if last else 0
+        copy = len(first) < ZERO_COPY_BYTES
         try:
-            sock.send(first, more | _NOBLOCK, copy=not leaves_uncopied(first))
+            sock.send(first, more | _NOBLOCK, copy=copy)
         except zmq.Again:  # queue full: the reader is far behind; wait for it, bounded
             if not sock.poll(min(int(self.send_timeout_s * 1000), 2**31 - 1), zmq.POLLOUT):
                 raise PeerTimeout(peer, "?", self.send_timeout_s) from None
-            sock.send(first, more, copy=not leaves_uncopied(first))
+            sock.send(first, more, copy=copy)
         for i in range(1, last + 1):
             f = frames[i]
             sock.send(f, _SNDMORE if i < last else 0, copy=not leaves_uncopied(f))
