@@ -48,3 +48,13 @@ def test_a_row_that_times_out_is_named_and_the_page_still_written(tmp_path):
     assert done.returncode == 1 and "o3m-c3" in done.stderr
     assert json.loads((tmp_path / "o3m-c3" / "row.json").read_text())["exit"] == "timeout"
     assert "*no output* (exit timeout" in (tmp_path / "reproduction.md").read_text()
+
+
+def test_a_spread_is_shown_only_where_runs_gave_one():
+    eta_rows = [{"T": "1000", "eta": "4.6", "average_reward": "0.51", "std": "0.012"},
+                {"T": "1000", "eta": "inf", "average_reward": "0.47", "std": "0.0"}]
+    expected = "T = 1000: best η 4.6 (0.510 ± 0.012), η = ∞ 0.470"
+    assert reproduce.ours_hannun_2(eta_rows) == expected
+    ctr = [{"panel": "criteo_relative_ctr", "algorithm": "linucb", "partial_ratio": p, "t": "",
+            "mean": m, "std": s} for p, m, s in (("0.2", "0.99", "0.22"), ("1.0", "1.03", "nan"))]
+    assert reproduce.ours_o3m_6(ctr) == "Criteo relative CTR: 20 % 0.99 ± 0.22, O3M 1.03"
