@@ -270,6 +270,9 @@ def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
         best = max(sel, key=lambda r: float(r["average_reward"]))
         greedy = [r for r in sel if r["eta"] == "inf"]
         reward = lambda r: f"{float(r['average_reward']):.3f}{spread(r.get('std'))}"  # noqa: E731
+        if best["eta"] == "inf":  # no exploration beats the greedy policy
+            parts.append(f"{label} = {v}: best η = ∞ ({reward(best)})")
+            continue
         parts.append(f"{label} = {v}: best η {float(best['eta']):.1f} ({reward(best)})"
                      + (f", η = ∞ {reward(greedy[0])}" if greedy else ""))
     return "; ".join(parts)

@@ -55,6 +55,8 @@ def test_a_spread_is_shown_only_where_runs_gave_one():
                 {"T": "1000", "eta": "inf", "average_reward": "0.47", "std": "0.0"}]
     expected = "T = 1000: best η 4.6 (0.510 ± 0.012), η = ∞ 0.470"
     assert reproduce.ours_hannun_2(eta_rows) == expected
+    eta_rows[1]["average_reward"] = "0.52"
+    assert reproduce.ours_hannun_2(eta_rows) == "T = 1000: best η = ∞ (0.520)"
     ctr = [{"panel": "criteo_relative_ctr", "algorithm": "linucb", "partial_ratio": p, "t": "",
             "mean": m, "std": s} for p, m, s in (("0.2", "0.99", "0.22"), ("1.0", "1.03", "nan"))]
     assert reproduce.ours_o3m_6(ctr) == "Criteo relative CTR: 20 % 0.99 ± 0.22, O3M 1.03"
