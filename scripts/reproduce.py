@@ -264,12 +264,14 @@ def ours_hannun_1(rows: list[dict]) -> str:
 
 
 def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
+    def reward(r: dict) -> str:
+        return f"{float(r['average_reward']):.3f}{spread(r.get('std'))}"
+
     parts = []
     for v in sorted({r[by] for r in rows}, key=float):
         sel = [r for r in rows if r[by] == v]
         best = max(sel, key=lambda r: float(r["average_reward"]))
         greedy = [r for r in sel if r["eta"] == "inf"]
-        reward = lambda r: f"{float(r['average_reward']):.3f}{spread(r.get('std'))}"  # noqa: E731
         if best["eta"] == "inf":  # no exploration beats the greedy policy
             parts.append(f"{label} = {v}: best η = ∞ ({reward(best)})")
             continue
@@ -298,8 +300,8 @@ def ours_hannun_6(rows: list[dict]) -> str:
 RUNTIME_NOTE = (
     "The paper skips the wrap bit of Alg. 3 (η_xr = 0: local truncation) at any |P|; our default "
     "`hannun.trunc = \"exact\"` computes it: one bit product folded into the products at |P| = 2 "
-    "(16 rounds a step), a 7-round comparison circuit per truncation at |P| ≥ 3 (65 rounds), "
-    "hence the jump from 2 to 3 holders.")
+    "(16 rounds a step), a comparison circuit per truncation at |P| ≥ 3 (65 rounds), hence the "
+    "jump from 2 to 3 holders.")
 
 
 def ours_hannun_runtime(rows: list[dict]) -> str:
