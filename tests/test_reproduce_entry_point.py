@@ -56,7 +56,32 @@ def test_a_spread_is_shown_only_where_runs_gave_one():
     expected = "T = 1000: best η 4.6 (0.510 ± 0.012), η = ∞ 0.470"
     assert reproduce.ours_hannun_2(eta_rows) == expected
     eta_rows[1]["average_reward"] = "0.52"
-    assert reproduce.ours_hannun_2(eta_rows) == "T = 1000: best η = ∞ (0.520)"
+    assert reproduce.ours_hannun_2(eta_rows) == (
+        "T = 1000: best η = ∞ (0.520), next η 4.6 (0.510 ± 0.012), below it")
     ctr = [{"panel": "criteo_relative_ctr", "algorithm": "linucb", "partial_ratio": p, "t": "",
             "mean": m, "std": s} for p, m, s in (("0.2", "0.99", "0.22"), ("1.0", "1.03", "nan"))]
     assert reproduce.ours_o3m_6(ctr) == "Criteo relative CTR: 20 % 0.99 ± 0.22, O3M 1.03"
+
+
+def test_a_greedy_best_names_the_nearest_exploring_eta_and_whether_it_is_within_noise():
+    eta_rows = [{"T": "60000", "eta": "6.9", "average_reward": "0.833", "std": "0.005"},
+                {"T": "60000", "eta": "9.2", "average_reward": "0.835", "std": "0.006"},
+                {"T": "60000", "eta": "inf", "average_reward": "0.836", "std": "0.007"}]
+    assert reproduce.ours_hannun_2(eta_rows) == (
+        "T = 60000: best η = ∞ (0.836 ± 0.007), next η 9.2 (0.835 ± 0.006), within one std")
+
+
+def test_a_feducb_row_says_where_each_private_curve_stops_learning_and_its_regularizer():
+    def series(schedule, noise, regrets, rho, bonus):
+        return [{"schedule": schedule, "noise": noise, "sync_rounds": "3", "t": str(t),
+                 "per_agent_regret": str(r), "random_per_agent_regret": "9", "rho_min": rho,
+                 "ucb_bonus_bound": bonus} for t, r in zip((1, 10, 20, 30), regrets)]
+    rows = (series("mlogt", "gaussian", (1, 5, 9.5, 10), "5532.4", "0.00134")
+            + series("mlogt", "none", (1, 1, 1, 1), "1.0", "0.1"))
+    assert reproduce.learned_by(rows, schedule="mlogt", noise="gaussian") == 20
+    text = reproduce.ours_feducb_b(rows)
+    assert text.endswith("private: 90 % of the regret by t = 20 (O(M log T)); "
+                         "ρ_min 5,532 (O(M log T)); UCB bonus ≤ 0.0013 (gaps ≥ 0.1)")
+    for r in rows:  # a table written before these columns still reads
+        del r["rho_min"], r["ucb_bonus_bound"]
+    assert reproduce.ours_feducb_b(rows).endswith("random 9")

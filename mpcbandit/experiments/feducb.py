@@ -28,8 +28,9 @@ ACTIONS = 10
 
 def run_feducb(*, agents: int, dims: int, actions: int, horizon: int, epsilon: float,
                noise: str, schedule: str, seed: int, delta: float = 0.1,
-               beta: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per-agent cumulative regret curves of one run and of a random choice, and its sync count."""
+               beta: float | None = None) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """Per-agent cumulative regret curves of one run and of a random choice, its sync count and
+    the privatizer's rho_min (each agent's share of the regularizer)."""
     releases = len(sync_rounds_of(schedule, agents, horizon))
     params = privacy_params(noise, epsilon=epsilon, delta=delta, dims=dims, releases=releases,
                             union_factor=agents, delta_log_c=2.0)
@@ -38,13 +39,22 @@ def run_feducb(*, agents: int, dims: int, actions: int, horizon: int, epsilon: f
                                source=lambda i: seeded_source(seed, f"fig-feducb/agent{i}"),
                                beta=beta)
     return (np.cumsum(out["regret"]) / agents, np.cumsum(out["random_regret"]) / agents,
-            len(out["sync_at"]))
+            len(out["sync_at"]), params.rho_min)
 
 
-def _mean_curve(runs: int, **kw) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Mean and std over runs of the per-agent regret curve, the random curve's mean, syncs."""
-    curves, randoms, syncs = zip(*(run_feducb(seed=r + 1, **kw) for r in range(runs)))
-    return np.mean(curves, axis=0), np.std(curves, axis=0), np.mean(randoms, axis=0), syncs[0]
+def _mean_curve(runs: int, **kw) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
+    """Mean and std over runs of the per-agent regret curve, the random curve's mean, syncs,
+    rho_min."""
+    curves, randoms, syncs, rho_min = zip(*(run_feducb(seed=r + 1, **kw) for r in range(runs)))
+    return (np.mean(curves, axis=0), np.std(curves, axis=0), np.mean(randoms, axis=0), syncs[0],
+            rho_min[0])
+
+
+def _bonus_bound(beta: float | None, agents: int, rho_min: float) -> float | str:
+    """A fixed radius's largest UCB bonus, beta / sqrt(M rho_min): V >= M rho_min I (w.p.
+    1 - alpha), so beta ||x||_{V^-1} is at most this for ||x|| <= 1. Blank for Prop. 2's radius,
+    which moves."""
+    return "" if beta is None else float(f"{beta / np.sqrt(agents * rho_min):.3g}")
 
 
 def _checkpoints(horizon: int, points: int = 50) -> np.ndarray:
@@ -64,7 +74,7 @@ def panel_a(sz: dict, out: Output) -> None:
     for m in sz["agents"]:
         for eps in sz["eps"]:
             t0 = time.perf_counter()
-            curve, std, rand, syncs = _mean_curve(
+            curve, std, rand, syncs, _ = _mean_curve(
                 sz["runs"], agents=m, dims=sz["dims"], actions=ACTIONS, horizon=sz["horizon"],
                 epsilon=eps, noise="gaussian", schedule="mlogt", beta=sz["beta"])
             rows.append([m, eps, sz["horizon"], sz["runs"], round(float(curve[-1]), 3),
@@ -92,18 +102,20 @@ def panel_b(sz: dict, out: Output) -> None:
     rows, curves, ts = [], [], _checkpoints(sz["horizon"])
     for schedule, name in SCHEDULE_NAMES.items():
         for noise in ("gaussian", "none"):
-            curve, std, rand, syncs = _mean_curve(sz["runs"], agents=sz["agents_bc"], dims=sz["dims"],
-                                                  actions=ACTIONS, horizon=sz["horizon"], epsilon=1.0,
-                                                  noise=noise, schedule=schedule, beta=sz["beta"])
+            curve, std, rand, syncs, rho = _mean_curve(
+                sz["runs"], agents=sz["agents_bc"], dims=sz["dims"], actions=ACTIONS,
+                horizon=sz["horizon"], epsilon=1.0, noise=noise, schedule=schedule, beta=sz["beta"])
+            bonus = _bonus_bound(sz["beta"], sz["agents_bc"], rho)
             label = f"n = {name}, {'private' if noise != 'none' else 'non-private'}"
             curves.append(Curve(label, ts, curve[ts - 1], std[ts - 1] if sz["runs"] > 1 else None,
                                 dashed=noise == "none"))
             rows += [[schedule, noise, syncs, int(t), round(float(curve[t - 1]), 3),
-                      round(float(rand[t - 1]), 3)] for t in ts]
+                      round(float(rand[t - 1]), 3), round(rho, 1), bonus] for t in ts]
             click.echo(f"B  {label:<34} per-agent regret {curve[-1]:9.2f}  syncs {syncs}")
     curves.append(Curve("uniformly random", ts, rand[ts - 1], dashed=True))
     out.table("fig1b_communication",
-              ["schedule", "noise", "sync_rounds", "t", "per_agent_regret", "random_per_agent_regret"],
+              ["schedule", "noise", "sync_rounds", "t", "per_agent_regret", "random_per_agent_regret",
+               "rho_min", "ucb_bonus_bound"],
               rows, "FedUCB Figure 1 (B): per-agent regret over t, three communication schedules")
     out.figure("fig1b_communication", [Panel("(B) Communication, epsilon = 1", "t",
                                              "per-agent cumulative regret", curves, logx=False)],
@@ -114,16 +126,18 @@ def panel_c(sz: dict, out: Output) -> None:
     """(C) per-agent regret over t for several d."""
     rows, curves, ts = [], [], _checkpoints(sz["horizon"])
     for d in sz["dims_c"]:
-        curve, std, rand, syncs = _mean_curve(sz["runs"], agents=sz["agents_bc"], dims=d,
-                                              actions=ACTIONS, horizon=sz["horizon"], epsilon=1.0,
-                                              noise="gaussian", schedule="mlogt", beta=sz["beta"])
+        curve, std, rand, syncs, rho = _mean_curve(sz["runs"], agents=sz["agents_bc"], dims=d,
+                                                   actions=ACTIONS, horizon=sz["horizon"],
+                                                   epsilon=1.0, noise="gaussian", schedule="mlogt",
+                                                   beta=sz["beta"])
+        bonus = _bonus_bound(sz["beta"], sz["agents_bc"], rho)
         curves.append(Curve(f"d = {d}", ts, curve[ts - 1], std[ts - 1] if sz["runs"] > 1 else None))
-        rows += [[d, syncs, int(t), round(float(curve[t - 1]), 3), round(float(rand[t - 1]), 3)]
-                 for t in ts]
+        rows += [[d, syncs, int(t), round(float(curve[t - 1]), 3), round(float(rand[t - 1]), 3),
+                  round(rho, 1), bonus] for t in ts]
         click.echo(f"C  d={d:<4} per-agent regret {curve[-1]:9.2f}  random {rand[-1]:.2f}  "
                    f"syncs {syncs}")
     out.table("fig1c_dimension", ["dims", "sync_rounds", "t", "per_agent_regret",
-                                  "random_per_agent_regret"], rows,
+                                  "random_per_agent_regret", "rho_min", "ucb_bonus_bound"], rows,
               "FedUCB Figure 1 (C): per-agent regret over t for several d")
     sz_c = dict(sz, dims=", ".join(map(str, sz["dims_c"])))
     out.figure("fig1c_dimension", [Panel("(C) Dependence on d, epsilon = 1, n = O(M log T)", "t",
