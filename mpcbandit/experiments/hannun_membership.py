@@ -78,10 +78,12 @@ def _train_and_held_out(kind: str, steps: int, seed: int):
 def figure_6(out: Output, paper: bool, steps: int, runs: int, sample: int,
              data: str | None) -> None:
     """Hannun et al. (2019) Figure 6: advantage of the membership-inference attack of Yeom et
-    al. (2018) at checkpoints of training, for ε ∈ {0, 0.01, 0.1, 0.5}, |A| = 10 (band: standard
-    deviation over runs). Writes hannun_fig6.csv/.md/.png."""
+    al. (2018) at checkpoints of training (0.1 % to 100 % of T), for ε ∈ {0, 0.01, 0.1, 0.5},
+    |A| = 10 (band: standard deviation over runs). Writes hannun_fig6.csv/.md/.png."""
     kind = kind_of_data(data)
-    checkpoints = sorted({max(1, int(steps * f)) for f in (0.01, 0.05, 0.1, 0.25, 0.5, 1.0)})
+    # the paper's "early stages" come before 1 % of 60,000 examples: start at 0.1 % of T
+    fractions = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+    checkpoints = sorted({max(1, int(steps * f)) for f in fractions})
     rows, curves = [], []
     for eps in FIG1_EPSILONS:
         adv = np.zeros((runs, len(checkpoints)))
