@@ -216,23 +216,30 @@ def ours_feducb_a(rows: list[dict]) -> str:
     return f"per-agent regret after T = {int(rows[0]['horizon']):,}, mean of {rows[0]['runs']} run(s): " + "; ".join(parts)
 
 
-def learned_by(rows: list[dict], **series: str) -> int:
+def _series(rows: list[dict], **match: str) -> list[dict]:
+    """One curve's rows (those matching every column given), in order of t."""
+    return sorted((r for r in rows if all(r[k] == v for k, v in match.items())),
+                  key=lambda r: int(r["t"]))
+
+
+def learned_by(rows: list[dict], **match: str) -> int:
     """The first checkpoint t by which a regret curve holds 90 % of its final regret."""
-    curve = sorted(((int(r["t"]), float(r["per_agent_regret"])) for r in rows
-                    if all(r[k] == v for k, v in series.items())))
-    return next(t for t, regret in curve if regret >= 0.9 * curve[-1][1])
+    curve = _series(rows, **match)
+    final = float(curve[-1]["per_agent_regret"])
+    return next(int(r["t"]) for r in curve if float(r["per_agent_regret"]) >= 0.9 * final)
 
 
-def _private_terms(rows: list[dict], final: dict, keys: list[tuple], name, **fixed: str) -> str:
-    """Where the private curves stop learning, their rho_min and a fixed beta's largest bonus."""
-    if not all(final[k].get("rho_min") for k in keys):  # tables written before these columns
+def _private_terms(rows: list[dict], curves: dict[str, dict[str, str]]) -> str:
+    """For each private curve (name: its columns), where it stops learning, its rho_min, and a
+    fixed beta's largest bonus."""
+    last = {name: _series(rows, **match)[-1] for name, match in curves.items()}
+    if not all(r.get("rho_min") for r in last.values()):  # tables written before these columns
         return ""
-    by = [c for c in ("schedule", "dims") if c in final[keys[0]]][0]
-    text = ("; private: 90 % of the regret by t = "
-            + ", ".join(f"{learned_by(rows, **{by: k[0]}, **fixed)} ({name(k)})" for k in keys)
-            + "; ρ_min " + ", ".join(f"{num(final[k]['rho_min'])} ({name(k)})" for k in keys))
-    bonus = [float(final[k]["ucb_bonus_bound"]) for k in keys if final[k].get("ucb_bonus_bound")]
-    return text + (f"; UCB bonus ≤ {max(bonus):.2g} (gaps ≥ 0.1)" if bonus else "")
+    bonus = [float(r["ucb_bonus_bound"]) for r in last.values() if r.get("ucb_bonus_bound")]
+    return ("; private: 90 % of the regret by t = "
+            + ", ".join(f"{learned_by(rows, **match)} ({name})" for name, match in curves.items())
+            + "; ρ_min " + ", ".join(f"{num(r['rho_min'])} ({name})" for name, r in last.items())
+            + (f"; UCB bonus ≤ {max(bonus):.2g} (gaps ≥ 0.1)" if bonus else ""))
 
 
 def ours_feducb_b(rows: list[dict]) -> str:
@@ -245,8 +252,7 @@ def ours_feducb_b(rows: list[dict]) -> str:
                         f"{num(final[(s, 'gaussian')]['per_agent_regret'])} / {num(final[(s, 'none')]['per_agent_regret'])}"
                         for s in shown)
             + f"; random {num(any_row['random_per_agent_regret'])}"
-            + _private_terms(rows, final, [(s, "gaussian") for s in shown], lambda k: names[k[0]],
-                             noise="gaussian"))
+            + _private_terms(rows, {names[s]: {"schedule": s, "noise": "gaussian"} for s in shown}))
 
 
 def ours_feducb_c(rows: list[dict]) -> str:
@@ -255,7 +261,7 @@ def ours_feducb_c(rows: list[dict]) -> str:
     return (f"per-agent regret after T = {int(next(iter(final.values()))['t']):,} (random): "
             + ", ".join(f"d = {k[0]} {num(final[k]['per_agent_regret'])} "
                         f"({num(final[k]['random_per_agent_regret'])})" for k in keys)
-            + _private_terms(rows, final, keys, lambda k: f"d = {k[0]}"))
+            + _private_terms(rows, {f"d = {k[0]}": {"dims": k[0]} for k in keys}))
 
 
 def ours_samba_rewards(rows: list[dict]) -> str:
@@ -296,17 +302,17 @@ def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
         sel = [r for r in rows if r[by] == v]
         best = max(sel, key=lambda r: float(r["average_reward"]))
         greedy = [r for r in sel if r["eta"] == "inf"]
-        finite = [r for r in sel if r["eta"] != "inf"]
-        if best["eta"] == "inf" and finite:  # no exploration beats the greedy policy: by how much?
-            runner = max(finite, key=lambda r: float(r["average_reward"]))
-            gap = float(best["average_reward"]) - float(runner["average_reward"])
-            std = best.get("std")
-            close = "within one std" if std not in (None, "") and gap <= float(std) else "below it"
-            parts.append(f"{label} = {v}: best η = ∞ ({reward(best)}), next η "
-                         f"{float(runner['eta']):.1f} ({reward(runner)}), {close}")
-            continue
-        if best["eta"] == "inf":
-            parts.append(f"{label} = {v}: best η = ∞ ({reward(best)})")
+        if best["eta"] == "inf":  # no exploration beats the greedy policy: by how much?
+            text = f"{label} = {v}: best η = ∞ ({reward(best)})"
+            finite = [r for r in sel if r["eta"] != "inf"]
+            if finite:
+                runner = max(finite, key=lambda r: float(r["average_reward"]))
+                gap = float(best["average_reward"]) - float(runner["average_reward"])
+                std = best.get("std")
+                within = std not in (None, "") and gap <= float(std)
+                close = "within one std" if within else "below it"
+                text += f", next η {float(runner['eta']):.1f} ({reward(runner)}), {close}"
+            parts.append(text)
             continue
         parts.append(f"{label} = {v}: best η {float(best['eta']):.1f} ({reward(best)})"
                      + (f", η = ∞ {reward(greedy[0])}" if greedy else ""))
