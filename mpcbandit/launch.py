@@ -22,12 +22,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from mpcbandit.checkpoint import checkpoint_iterations, finished
 from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.net.security import write_keys
-from mpcbandit.checkpoint import checkpoint_iterations, finished
+from mpcbandit.progress_file import read_progress
 from mpcbandit.protocols import get_protocol, progress_line
 from mpcbandit.results import build_summary, format_summary, write_summary
 from parties import check_security_mode
@@ -36,6 +37,9 @@ __all__ = ["run_local", "run_plaintext", "resume_run", "common_checkpoint", "pic
            "project_root"]
 
 _POLL_S = 0.05
+#: how often the watchdog reads every progress file: its limit is minutes, and a run of a
+#: hundred parties would otherwise read two thousand files a second
+_WATCH_EVERY_S = 1.0
 _KILL_GRACE_S = 1.0
 #: after a first failure, how long other parties' failures are awaited to find the root
 _BLAME_GRACE_S = 1.5
@@ -185,10 +189,10 @@ class _Progress:
         self.last = now
         its, total, rounds = [], 0, 0
         for p in self.paths:
-            try:
-                i, t, r = (int(v) for v in p.read_text().split())
-            except (OSError, ValueError):
+            got = read_progress(p)
+            if got is None:
                 continue
+            i, t, r = got
             if t and i >= t and t < total:  # a party done with its own, shorter part
                 continue
             its.append(i)
@@ -235,18 +239,19 @@ class _Watchdog:
         self.stall_s = cfg.run.startup_s + 4 * cfg.run.deadline_s
         self.max_wall_s = cfg.run.max_wall_s
         self.start = self.moved = time.monotonic()
-        self.seen: dict[str, str] = {}
+        self.checked = 0.0
+        self.seen: dict[str, tuple[int, int, int]] = {}
 
     def check(self, procs: dict[str, subprocess.Popen]) -> None:
         """Raise PartyFailed naming the lagging party when the run is stuck or over its cap."""
         now = time.monotonic()
+        if now - self.checked < _WATCH_EVERY_S:
+            return
+        self.checked = now
         for name, path in self.paths.items():
-            try:
-                text = path.read_text()
-            except OSError:
-                continue
-            if self.seen.get(name) != text:
-                self.seen[name], self.moved = text, now
+            got = read_progress(path)
+            if got is not None and self.seen.get(name) != got:
+                self.seen[name], self.moved = got, now
         if self.max_wall_s and now - self.start > self.max_wall_s:
             why = f"the run exceeded run.max_wall_s = {self.max_wall_s:g} s"
         elif now - self.moved > self.stall_s:
@@ -267,10 +272,7 @@ class _Watchdog:
         return f"at iteration {it}" if it >= 0 else "before its first iteration"
 
     def _iteration(self, name: str) -> int:
-        try:
-            return int(self.seen[name].split()[0])
-        except (KeyError, ValueError, IndexError):
-            return -1  # never reported
+        return self.seen[name][0] if name in self.seen else -1  # -1: never reported
 
     @staticmethod
     def _state(name: str, proc: subprocess.Popen) -> str:

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from mpcbandit.progress_file import read_progress
+
 
 def children(pid: int) -> list[int]:
     """Direct children of pid."""
@@ -49,13 +51,9 @@ def wait_for_progress(progress_dir: Path, minimum: int, timeout: float = 60.0) -
     while time.monotonic() < end:
         its = []
         for f in progress_dir.glob("*"):
-            if not f.name.endswith(".tmp"):
-                try:
-                    i, total = (int(v) for v in f.read_text().split()[:2])
-                except (OSError, ValueError):
-                    continue
-                if total > 1:  # parties with a one-shot part (a mask generator) don't count
-                    its.append(i)
+            got = read_progress(f)
+            if got is not None and got[1] > 1:  # one-shot parts (a mask generator) don't count
+                its.append(got[0])
         if its and min(its) >= minimum and len(its) >= 2:
             return
         time.sleep(0.05)

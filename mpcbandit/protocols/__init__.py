@@ -21,6 +21,7 @@ from mpcbandit.config import Config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
+from mpcbandit.progress_file import write_progress
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
@@ -148,9 +149,7 @@ class PartyContext:
         if self.progress_path is None or (now - self._last_progress < 0.25 and iteration != total):
             return
         self._last_progress = now
-        tmp = self.progress_path.with_name(self.progress_path.name + ".tmp")
-        tmp.write_text(f"{iteration} {total or 0} {self.chan.stats.total().rounds}\n")
-        tmp.replace(self.progress_path)
+        write_progress(self.progress_path, iteration, total or 0, self.chan.stats.total().rounds)
 
     def checkpoint(self, iteration: int, state: Any) -> None:
         """After `iteration` iterations, save this party's state when a checkpoint is due.
