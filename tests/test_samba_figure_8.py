@@ -46,8 +46,10 @@ def test_figure_8_names_an_unknown_algorithm(tmp_path):
     assert result.exit_code != 0 and "unknown greedy" in result.output
 
 
-def test_samba_relay_times_a_tiny_relay():
-    assert relay_ms_per_step(arms=3, steps=20) > 0
+@pytest.mark.parametrize("connections_per_pair", [1, 2])
+def test_samba_relay_times_a_tiny_relay_over_either_topology(connections_per_pair):
+    # a lost message would end in the relay's deadline error, not in a time
+    assert relay_ms_per_step(arms=3, steps=20, connections_per_pair=connections_per_pair) > 0
 
 
 def test_a_relay_wait_past_its_deadline_names_what_it_waited_for(monkeypatch):
@@ -63,3 +65,13 @@ def test_a_relay_wait_past_its_deadline_names_what_it_waited_for(monkeypatch):
             samba_relay._recv(router, "comp's hello")
     finally:
         ctx.destroy(linger=0)
+
+
+def test_bench_samba_relay_writes_both_topologies_side_by_side(tmp_path):
+    result = CliRunner().invoke(main, ["bench", "samba-relay", "--arms", "2", "--steps", "10",
+                                       "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    with open(tmp_path / "samba_relay.csv") as f:
+        (row,) = list(csv.DictReader(f))
+    one, two = float(row["ms_per_step"]), float(row["two_connections_ms_per_step"])
+    assert one > 0 and two > 0 and float(row["two_over_one"]) == pytest.approx(two / one, rel=1e-2)
