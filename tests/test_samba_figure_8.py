@@ -75,3 +75,21 @@ def test_bench_samba_relay_writes_both_topologies_side_by_side(tmp_path):
         (row,) = list(csv.DictReader(f))
     one, two = float(row["ms_per_step"]), float(row["two_connections_ms_per_step"])
     assert one > 0 and two > 0 and float(row["two_over_one"]) == pytest.approx(two / one, rel=1e-2)
+
+
+def test_a_two_connection_relay_names_the_parties_whose_address_never_came(monkeypatch):
+    import multiprocessing as mp
+
+    import zmq
+
+    from mpcbandit.experiments import samba_relay
+
+    monkeypatch.setattr(samba_relay, "DEADLINE_S", 0.2)
+    found = mp.get_context("spawn").Queue()
+    found.put((b"do.0", "tcp://127.0.0.1:1"))  # do.0 reported; comp never does
+    ctx = zmq.Context()
+    try:
+        with pytest.raises(RuntimeError, match=r"no address .* from comp \(their ROUTERs"):
+            samba_relay._relay_two_connections(ctx, None, found, [b"do.0", b"comp"], 1)
+    finally:
+        ctx.destroy(linger=0)

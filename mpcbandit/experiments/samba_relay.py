@@ -11,6 +11,7 @@ peer: two connections per pair, one per direction) measures what that layout cos
 from __future__ import annotations
 
 import multiprocessing as mp
+import queue
 import socket
 import time
 
@@ -165,7 +166,12 @@ def _relay_two_connections(ctx, router, found, idents: list[bytes], steps: int) 
     seconds for steps 1 .. steps."""
     dealers = {}
     while len(dealers) < len(idents):
-        ident, addr = found.get(timeout=DEADLINE_S)
+        try:
+            ident, addr = found.get(timeout=DEADLINE_S)
+        except queue.Empty:
+            missing = b", ".join(sorted(set(idents) - set(dealers))).decode()
+            raise RuntimeError(f"samba relay: no address for {DEADLINE_S:.0f} s from {missing} "
+                               "(their ROUTERs did not bind)") from None
         dealers[ident] = _dealer(addr, b"controller", ctx)[1]
     owners, comp = [dealers[i] for i in idents[:-1]], dealers[b"comp"]
     t0 = 0.0
