@@ -301,7 +301,6 @@ def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
     for v in sorted({r[by] for r in rows}, key=float):
         sel = [r for r in rows if r[by] == v]
         best = max(sel, key=lambda r: float(r["average_reward"]))
-        greedy = [r for r in sel if r["eta"] == "inf"]
         if best["eta"] == "inf":  # no exploration beats the greedy policy: by how much?
             text = f"{label} = {v}: best η = ∞ ({reward(best)})"
             finite = [r for r in sel if r["eta"] != "inf"]
@@ -314,6 +313,7 @@ def _eta_sweep(rows: list[dict], by: str, label: str) -> str:
                 text += f", next η {float(runner['eta']):.1f} ({reward(runner)}), {close}"
             parts.append(text)
             continue
+        greedy = [r for r in sel if r["eta"] == "inf"]
         parts.append(f"{label} = {v}: best η {float(best['eta']):.1f} ({reward(best)})"
                      + (f", η = ∞ {reward(greedy[0])}" if greedy else ""))
     return "; ".join(parts)

@@ -110,24 +110,26 @@ def relay_ms_per_step(arms: int, steps: int, connections_per_pair: int = 1) -> f
     # forkserver: forking the caller (a CLI, a test session) copies whatever threads it holds
     ctx_mp = mp.get_context("forkserver")
     ctx_mp.set_forkserver_preload([__name__])  # children start without importing anything
-    found = ctx_mp.Queue() if connections_per_pair == 2 else None  # children's own addresses
-    idents = [f"do.{i}".encode() for i in range(arms)] + [b"comp"]
     if connections_per_pair == 2:
+        found = ctx_mp.Queue()  # each child's own address
+        idents = [f"do.{i}".encode() for i in range(arms)] + [b"comp"]
         procs = [ctx_mp.Process(target=_two_connection_party, args=(addr, ident, steps, found),
                                 daemon=True) for ident in idents]
+
+        def relay(ctx, router) -> float:
+            return _relay_two_connections(ctx, router, found, idents, steps)
     else:
         procs = [ctx_mp.Process(target=_owner, args=(addr, i, steps), daemon=True)
                  for i in range(arms)]
         procs.append(ctx_mp.Process(target=_comp, args=(addr, arms, steps), daemon=True))
+
+        def relay(ctx, router) -> float:
+            return _relay_one_connection(router, arms, steps)
     for p in procs:
         p.start()
     ctx = zmq.Context()
     try:
-        router = _router(ctx, addr)
-        if connections_per_pair == 2:
-            elapsed = _relay_two_connections(ctx, router, found, idents, steps)
-        else:
-            elapsed = _relay_one_connection(router, arms, steps)
+        elapsed = relay(ctx, _router(ctx, addr))
     finally:
         ctx.destroy(linger=0)
         for p in procs:
