@@ -6,6 +6,7 @@ import importlib
 import json
 import logging
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import click
 
 from mpcbandit.config import load_config
-from mpcbandit.errors import MpcBanditError
+from mpcbandit.errors import MpcBanditError, Stopped
 from mpcbandit.experiments import BENCHES, FIGURES
 from mpcbandit.files import default_run_dir
 from mpcbandit.registry import PROTOCOL_MODULES
@@ -158,6 +159,15 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         raise click.ClickException(str(e)) from None
 
 
+def _stop_on_sigterm(signum, frame) -> None:
+    """SIGTERM ends a party as an error does, at its next wait: its peers are told why, not
+    left waiting. A second SIGTERM ends it at once."""
+    from mpcbandit.stop import request_stop
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    request_stop("stopped by SIGTERM")
+
+
 @main.command()
 @_config_arg
 @click.option("--role", required=True, help="Role of the party to run (see `mpcbandit check`).")
@@ -189,6 +199,7 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
     from parties import run_party
 
     _setup_logging(log_level, f"{role}.{index}")
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
         _warn_if_not_private(cfg)
@@ -210,7 +221,7 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
         if not isinstance(e, MpcBanditError):
             traceback.print_exc()
         click.echo(f"mpcbandit party {role}.{index} failed: {reason}", err=True)
-        sys.exit(130 if isinstance(e, KeyboardInterrupt) else 1)
+        sys.exit(130 if isinstance(e, KeyboardInterrupt) else 143 if isinstance(e, Stopped) else 1)
     if result is None:
         click.echo(json.dumps(out["output"]))
 

@@ -3,7 +3,7 @@
 import re
 
 __all__ = ["MpcBanditError", "ConfigError", "DataError", "ProtocolError", "PeerTimeout", "PeerGone",
-           "PartyFailed",
+           "PartyFailed", "PeerAborted", "Stopped",
            "printable"]
 
 
@@ -77,3 +77,17 @@ class PartyFailed(MpcBanditError):
         self.party = party
         self.reason = reason
         super().__init__(f"party '{party}' failed: {reason}")
+
+
+class PeerAborted(PartyFailed):
+    """A peer said the run failed: the party where it failed first and why, and who told us."""
+
+    def __init__(self, party: str, reason: str, via: str):
+        super().__init__(party, reason)
+        self.via = via
+        if via != party:
+            self.args = (f"{self.args[0]} (told by '{via}')",)
+
+
+class Stopped(MpcBanditError):
+    """The party was told to stop (SIGTERM): its peers are told, not left waiting."""

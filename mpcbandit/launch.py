@@ -94,7 +94,8 @@ def run_plaintext(cfg: Config, out_dir: Path, echo=print) -> dict:
     wall = time.perf_counter() - t0
     party = {"role": "plaintext", "index": 0, "pid": os.getpid(), "host": socket.gethostname(),
              "rounds": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
-             "compute_s": wall, "wait_s": 0.0, "by_op": {}, "protocol_wall_s": wall}
+             "compute_s": wall, "wait_s": 0.0, "by_op": {}, "protocol_wall_s": wall,
+             "close_s": 0.0, "control_messages": 0}
     summary = build_summary(cfg, fields, [party], wall, plaintext=True)
     path = write_summary(out_dir, summary)
     echo(format_summary(summary) + f"\nsummary: {path}")
@@ -115,7 +116,9 @@ def _failure_reason(result_file: Path, log_file: Path, returncode: int) -> str:
     return f"exit code {returncode}" + (": " + " | ".join(tail) if tail else "")
 
 
-_BLAMED = re.compile(r"(?:no message from peer|peer) '([^']+)'")
+#: the party a failure's reason blames first: where a peer said the run failed (an abort),
+#: a peer gone or silent, a peer that sent something wrong
+_BLAMED = re.compile(r"(?:party|no message from peer|peer) '([^']+)'")
 
 
 def _culprit(procs: dict[str, subprocess.Popen], files: dict, first: str) -> PartyFailed:
@@ -133,19 +136,22 @@ def _culprit(procs: dict[str, subprocess.Popen], files: dict, first: str) -> Par
     reasons = {n: _failure_reason(*files[n], p.returncode) for n, p in procs.items()
                if p.returncode not in (0, None) and n not in states}
     chain, name = [first], first
+    links = []
     while name in reasons:
         blamed = _BLAMED.search(reasons[name])
         if blamed is None or blamed.group(1) not in procs or blamed.group(1) in chain:
             break
+        links.append("was told of" if reasons[name].startswith("PeerAborted") else "waited for")
         name = blamed.group(1)
         chain.append(name)
     if name in reasons:  # the chain ends at a party that failed of its own
         return PartyFailed(name, f"(pid {procs[name].pid}) {reasons[name]}")
     stopped = [n for n, st in states.items() if st == "stopped"]
     if name not in stopped and stopped:  # a frozen process is the root, wherever the chain ends
+        links.append("waited for")
         chain.append(stopped[0])
         name = stopped[0]
-    waits = ", which waited for ".join(chain)
+    waits = chain[0] + "".join(f", which {how} {n}" for how, n in zip(links, chain[1:]))
     last = [n for n in chain if n in reasons][-1]
     return PartyFailed(name, f"(pid {procs[name].pid}) sent nothing ({states.get(name, 'gone')}): "
                              f"{waits}; {last}: {reasons[last]}")

@@ -17,7 +17,7 @@ __all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", 
            "write_summary", "write_csv"]
 
 PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "messages", "bytes_sent",
-              "bytes_received", "compute_s", "wait_s", "by_op")
+              "bytes_received", "compute_s", "wait_s", "by_op", "close_s", "control_messages")
 
 
 def estimate_seconds(compute_s: float, rounds: int, nbytes: int, net: str) -> float:

@@ -21,6 +21,8 @@ from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 __all__ = ["run_party", "check_security_mode"]
 
 log = logging.getLogger("mpcbandit.party")
+#: seconds a failing party gives its abort messages to leave
+_ABORT_LINGER_S = 1.0
 
 
 def _bind_address(cfg: Config, address: str, name: str) -> str:
@@ -68,29 +70,38 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
                    {p: address_of[p] for p in peer_names},
                    max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
                    curve=curve, send_timeout_s=cfg.run.deadline_s)
+    cap = proto.buffer_cap(cfg)
     try:
         mine, wire = make_greeting(config_digest(cfg), identity_fields(cfg))
-        theirs = {p: read_greeting(p, raw) for p, raw in link.hello(cfg.run.startup_s, wire).items()}
-        for peer, greeting in theirs.items():
-            check_same_run(peer, mine, greeting)
+        theirs = {p: read_greeting(p, raw)
+                  for p, raw in link.hello(cfg.run.startup_s, wire, max_pending_bytes=cap).items()}
     except BaseException:
         link.close()
         raise
     chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
-                   max_bytes=cfg.run.max_message_bytes, net=cfg.net,
-                   max_buffered_bytes=proto.buffer_cap(cfg),
+                   max_bytes=cfg.run.max_message_bytes, net=cfg.net, max_buffered_bytes=cap,
                    link_sessions=link_sessions(session, me.name, mine, theirs))
     try:
+        for peer, greeting in theirs.items():
+            check_same_run(peer, mine, greeting)
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
                            checkpoint_every=checkpoint_every, resume_from=resume_from)
         log.info("protocol %s started", cfg.protocol)
         record = run_timed(proto.run_role, ctx)
-    finally:
-        chan.close()
-    log.info("done in %.2f s: %d rounds, %d bytes sent, %d received", record["protocol_wall_s"],
-             record["rounds"], record["bytes_sent"], record["bytes_received"])
-    result = {**record, "pid": os.getpid(), "host": socket.gethostname(), "address": me.address,
+        close_s = chan.finish()
+    except BaseException as e:
+        # peers learn at once where the run failed and why, instead of waiting out a deadline
+        log.error("failed: %s; telling every peer", e if str(e) else type(e).__name__)
+        chan.abort(e)
+        chan.close(_ABORT_LINGER_S)
+        raise
+    chan.close()
+    log.info("done in %.2f s: %d rounds, %d bytes sent, %d received; every peer read all it "
+             "was sent (%.3f s)", record["protocol_wall_s"], record["rounds"],
+             record["bytes_sent"], record["bytes_received"], close_s)
+    result = {**record, "close_s": close_s, "control_messages": chan.control_messages,
+              "pid": os.getpid(), "host": socket.gethostname(), "address": me.address,
               # what `collect` checks: every result of a run saw the same nonces in the hello
               "run": {"digest": mine.digest, "session": session, "nonce": mine.nonce.hex(),
                       "peer_nonces": {p: g.nonce.hex() for p, g in sorted(theirs.items())}}}

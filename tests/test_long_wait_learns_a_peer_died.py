@@ -1,5 +1,5 @@
 """A party in a long legitimate wait (SAMBA's data client waits the whole run) learns that the
-peer it waits for died within the channel's deadline, not after the whole wait."""
+peer it waits for died within seconds (its connection down for GONE_S), not after the wait."""
 
 import os
 import signal
@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO
 from mpcbandit.errors import PeerGone
 from mpcbandit.launch import pick_base_port
-from mpcbandit.net.channel import Channel
+from mpcbandit.net.channel import GONE_S, Channel
 from mpcbandit.net.zmq_link import ZmqLink
 
 PEER = """
@@ -44,7 +44,7 @@ def test_a_killed_peer_is_named_while_waiting_far_longer_than_the_deadline():
             chan.recv("result", "b", deadline_s=300)
         assert e.value.peer == "b" and e.value.tag == "result#0"
         assert "connection has been down for" in str(e.value)
-        assert e.value.deadline_s > 1.5  # down longer than the deadline before giving up
+        assert GONE_S <= e.value.deadline_s < 10  # down for GONE_S before giving up
     finally:
         if peer.poll() is None:
             peer.kill()

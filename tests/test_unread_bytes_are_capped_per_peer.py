@@ -107,3 +107,37 @@ def test_o3m_passive_participants_stay_within_the_window_however_long_the_run():
     _, chans = run_protocol_inproc(cfg)
     per_round = 8 * s.arms * s.dims
     assert chans["ap.0"].peak_buffered_bytes <= 2 * WINDOW_ROUNDS * (per_round + 512)
+
+
+def test_a_flood_before_the_hello_completes_is_refused_by_the_same_cap():
+    # A waits for the hello of C, who never comes; B, whose hello A has, floods A meanwhile
+    # (a stolen peer key took a waiting party from 47 MB to 1,646 MB)
+    import threading
+
+    from mpcbandit.launch import pick_base_port
+    from mpcbandit.net.zmq_link import ZmqLink
+
+    base = pick_base_port("127.0.0.1", 3)
+    addr = {n: f"tcp://127.0.0.1:{base + i}" for i, n in enumerate("abc")}
+    a = ZmqLink("a", addr["a"], {"b": addr["b"], "c": addr["c"]}, max_bytes=2 * MIB, linger_s=0)
+    b = ZmqLink("b", addr["b"], {"a": addr["a"]}, max_bytes=2 * MIB, linger_s=0)
+    stop = threading.Event()
+
+    def flood():
+        b.hello(10)
+        while not stop.is_set():  # 1 MiB messages until A refuses (or the test ends)
+            if not b.try_send("a", [b"\x95" + bytes(MIB)]):
+                b.wait_room("a", 0.1)
+
+    t = threading.Thread(target=flood, daemon=True)
+    t.start()
+    try:
+        with pytest.raises(ProtocolError) as e:
+            a.hello(30, max_pending_bytes=3 * MIB)
+        assert e.value.peer == "b" and "before the hello completed" in str(e.value)
+        assert "run.max_buffered_mb" in str(e.value)
+    finally:
+        stop.set()
+        t.join(5)
+        a.close(0)
+        b.close(0)

@@ -1,44 +1,64 @@
 """A party's view of the network: ``exchange`` rounds over a link, with tags, deadlines,
-buffering, latency emulation and accounting.
+buffering, latency emulation and accounting, and the end of a party's part: the closing
+handshake (``finish``) and the news of a failure (``abort``).
 
 A *link* moves frames between named parties (ZeroMQ or in-process queues); the channel knows
 nothing of shares or protocols. Tags are ``label#n`` where n counts the messages with that
 label on that directed link, so every party derives the same tag without coordination.
+
+Besides the protocol's messages each link carries the channel's own (``control.py``): a party
+ends with ``finish``, a bye to every peer still running and a wait until each has read all it
+was sent; a party that fails calls ``abort``, and its peers' waits end at once naming it. Every
+wait watches every running peer's connection: one down for ``GONE_S`` is gone.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 from typing import Any, Iterable, Mapping, Protocol
 
-from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError
+from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError, printable
+from mpcbandit.net import control
 from mpcbandit.net.codec import Encoder, Envelope, decode, frames_nbytes
+from mpcbandit.net.control import ABORT, ACK, BYE, GONE_S
 from mpcbandit.net.netspec import NetSpec
 from mpcbandit.net.stats import RoundStats
+from mpcbandit.stop import check_stop
 
-__all__ = ["Link", "Channel", "MAX_BUFFERED", "BUFFERED_MESSAGES_DEFAULT"]
+__all__ = ["Link", "Channel", "MAX_BUFFERED", "BUFFERED_MESSAGES_DEFAULT", "GONE_S", "BYE"]
+
+log = logging.getLogger("mpcbandit.net")
 
 #: messages a peer may have waiting in our buffer before it is treated as flooding
 MAX_BUFFERED = 100_000
 #: without a cap on unread bytes per peer, this many of the largest message
 BUFFERED_MESSAGES_DEFAULT = 4
-#: during a long wait, how often the awaited peer's connection is checked
+#: during a wait, how often the peers' connections are checked
 _WATCH_S = 0.5
+#: a reader tells a sender how far it has read at most this often (and 4 times a deadline)
+_ACK_EVERY_S = 1.0
 
 
 class Link(Protocol):
     """Moves frames between parties; ``poll`` names the authenticated sender.
 
-    A link may also offer ``down_for(peer) -> float | None`` (seconds its connection to peer
-    has been down); the channel then names a dead peer during long waits.
+    ``try_send`` never waits (False: not queued); ``forget(peer)`` lets what is queued for a
+    finished peer leave (bounded) and never connects to it again. A link may also offer
+    ``down_for(peer) -> float | None`` (seconds its connection to peer has been down); the
+    channel then names a dead peer within GONE_S.
     """
 
     def send(self, peer: str, frames: list) -> None: ...
 
+    def try_send(self, peer: str, frames: list) -> bool: ...
+
     def poll(self, timeout_s: float) -> tuple[str, list] | None: ...
 
-    def close(self) -> None: ...
+    def forget(self, peer: str) -> None: ...
+
+    def close(self, linger_s: float | None = None) -> None: ...
 
 
 class Channel:
@@ -78,6 +98,17 @@ class Channel:
         self._idle_since = time.perf_counter()
         self.duplicates_dropped = 0
         self._dropped_from: dict[str, int] = defaultdict(int)
+        self._accepted: dict[str, int] = defaultdict(int)  # messages accepted per sender
+        self._ctl_out: dict[str, int] = defaultdict(int)  # control messages: a sequence apart
+        self._ctl_in: dict[str, int] = defaultdict(lambda: -1)
+        self._finished: set[str] = set()  # peers that said bye: they send and read nothing more
+        self._bye_sent: dict[str, int] = {}  # peers we said bye to: our last message's seq
+        self._read_by: dict[str, int] = defaultdict(lambda: -1)  # our highest seq each peer read
+        self._acked_at: dict[str, float] = defaultdict(float)  # when we last told a sender
+        self._ack_every_s = min(_ACK_EVERY_S, deadline_s / 4)
+        #: the channel's own messages sent (bye, ack, abort) and their bytes
+        self.control_messages = 0
+        self.control_bytes = 0
 
     # ------------------------------------------------------------ public API
 
@@ -119,6 +150,7 @@ class Channel:
         t1 = time.perf_counter()
         st = self.stats.op(label)
         deadline = t1 + self.deadline_s
+        watch_at = t1 + _WATCH_S
         while True:
             for peer in senders:
                 key = (peer, f"{label}#{self._count_in[(peer, label)]}")
@@ -131,18 +163,81 @@ class Channel:
                     st.wait_s += t2 - t1
                     self._idle_since = t2
                     return peer, body
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
+            now = time.perf_counter()
+            if deadline <= now:
                 raise PeerTimeout(" or ".join(senders), f"{label}#*", self.deadline_s)
-            self._pump(remaining)
+            if all(p in self._finished for p in senders):
+                raise ProtocolError(" and ".join(senders), f"{label}#*", "finished without "
+                                    "sending this message")
+            check_stop()
+            if now >= watch_at:
+                self._watch_peers(f"{label}#*")
+                watch_at = now + _WATCH_S
+            self._pump(min(deadline - now, _WATCH_S))
 
     def start_clock(self) -> None:
         """Count compute time from now (set-up before the protocol is not the protocol's)."""
         self._idle_since = time.perf_counter()
 
-    def close(self) -> None:
-        """Flush what is queued (bounded) and release the link."""
-        self.link.close()
+    def finish(self) -> float:
+        """The closing handshake: say bye to every peer still running and wait until each has
+        read everything sent to it (or finished itself); the seconds it took.
+
+        A peer that reads nothing more for a deadline is named (PeerTimeout), as is one whose
+        connection stays down (PeerGone) or that reports a failure (PeerAborted).
+        """
+        t0 = time.perf_counter()
+        unsent = sorted(self.peers - self._finished)  # byes not queued yet: a full queue
+        heard = {p: (self._read_by[p], t0) for p in unsent}
+        watch_at = t0 + _WATCH_S
+        while True:
+            # a bye goes out once there is room behind everything sent before it; meanwhile
+            # this party goes on reading (acknowledgements, byes, aborts)
+            unsent = [p for p in unsent if p not in self._finished and not self._queue_bye(p)]
+            now = time.perf_counter()
+            waiting = unsent + [p for p, bye in sorted(self._bye_sent.items())
+                                if p not in self._finished and self._read_by[p] < bye]
+            if not waiting:
+                return now - t0
+            for p in waiting:
+                read, since = heard[p]
+                if self._read_by[p] > read:
+                    heard[p] = (self._read_by[p], now)
+                elif now - since > self.deadline_s:
+                    raise self._unread(p)
+            check_stop()
+            if now >= watch_at:  # a peer that has read all we sent may leave: not watched
+                self._watch_peers(BYE, waiting)
+                watch_at = now + _WATCH_S
+            self._pump(0.05 if unsent else _WATCH_S)
+
+    def _queue_bye(self, peer: str) -> bool:
+        """Queue our bye to peer if its queue has room now; whether it was queued."""
+        if not self._send_control(peer, BYE, {"sent": self._seq_out[peer]}, wait=False):
+            return False
+        self._bye_sent[peer] = self._seq_out[peer] - 1
+        return True
+
+    def _unread(self, peer: str, tag: str = BYE) -> PeerTimeout:
+        """The error for a peer that read nothing more of ours for a deadline."""
+        last = self._bye_sent.get(peer, self._seq_out[peer] - 1)
+        err = PeerTimeout(peer, tag, self.deadline_s)
+        err.args = (f"peer '{peer}' read none of the last {last - self._read_by[peer]} "
+                    f"message(s) sent to it within {self.deadline_s:g} s (frozen, overloaded or "
+                    "gone); they may be lost",)
+        return err
+
+    def abort(self, error: BaseException) -> None:
+        """Tell every peer still running that the run failed, where first and why (best effort:
+        never waits; a peer that already knows is not told again)."""
+        origin, reason = control.failure(error, self.me, self.peers)
+        skip = {origin, getattr(error, "via", None)}
+        for peer in sorted(self.peers - self._finished - skip):
+            self._send_control(peer, ABORT, {"origin": origin, "reason": reason}, wait=False)
+
+    def close(self, linger_s: float | None = None) -> None:
+        """Release the link, giving what is queued a bounded time to leave."""
+        self.link.close(linger_s)
 
     # ------------------------------------------------------------ internals
 
@@ -155,31 +250,83 @@ class Channel:
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
         frames = self._encoder.encode(Envelope(self._session_out[peer], seq, self.me, tag, body))
-        try:
-            self.link.send(peer, frames)
-        except PeerTimeout as e:  # the link knows no tags
-            raise PeerTimeout(peer, tag, e.deadline_s) from None
+        if peer in self._finished:  # it reads nothing more: what it needed, it had
+            log.debug("not sending %s to %s: it has finished", tag, peer)
+        elif not self.link.try_send(peer, frames):
+            self._send_when_room(peer, tag, frames)
         return frames_nbytes(frames)
+
+    def _send_when_room(self, peer: str, tag: str, frames: list) -> None:
+        """Queue a message once peer's queue has room (it reads slowly), reading meanwhile what
+        arrives: an abort, or a peer gone, ends the wait as any other."""
+        deadline = time.perf_counter() + self.deadline_s
+        watch_at = time.perf_counter() + _WATCH_S
+        while True:
+            if self.link.wait_room(peer, 0.05) and self.link.try_send(peer, frames):
+                return
+            while self._pump(0):
+                pass
+            now = time.perf_counter()
+            if now >= deadline:
+                raise self._unread(peer, tag)
+            if peer in self._finished:
+                return
+            check_stop()
+            if now >= watch_at:
+                self._watch_peers(tag)
+                watch_at = now + _WATCH_S
+
+    def _send_control(self, peer: str, tag: str, body: Any, wait: bool = True) -> bool:
+        """Send one of the channel's own messages (not counted as the protocol's); without
+        wait only if peer's queue has room now. Whether it was queued."""
+        seq = self._ctl_out[peer]
+        frames = self._encoder.encode(Envelope(self._session_out[peer], seq, self.me, tag, body))
+        if wait:
+            self.link.send(peer, frames)
+        elif not self.link.try_send(peer, frames):
+            return False
+        log.debug("%s to %s: %r", tag, peer, body)
+        self._ctl_out[peer] = seq + 1
+        self.control_messages += 1
+        self.control_bytes += frames_nbytes(frames)
+        return True
+
+    def _watch_peers(self, tag: str, peers: Iterable[str] | None = None) -> None:
+        """Raise PeerGone for a peer (of peers, else every running one) whose connection has
+        been down for GONE_S."""
+        down_for = getattr(self.link, "down_for", None)
+        if down_for is None:
+            return
+        watched = sorted(self.peers - self._finished) if peers is None else peers
+        gone = [p for p in watched if (down_for(p) or 0.0) >= GONE_S]
+        if gone:
+            while self._pump(0):  # what it said before it went (a bye?) may still be unread
+                pass
+            for peer in gone:
+                if peer not in self._finished:
+                    raise PeerGone(peer, tag, down_for(peer) or GONE_S)
 
     def _receive(self, label: str, peer: str, deadline_s: float) -> tuple[Any, int]:
         key = (peer, f"{label}#{self._count_in[(peer, label)]}")
         if key in self._buffer:
             return self._take(label, key)
         tag = key[1]
-        deadline = time.perf_counter() + deadline_s
-        # a wait longer than the channel's deadline watches the peer's connection meanwhile,
-        # so a dead peer is named within the deadline, not after the whole wait
-        watch = getattr(self.link, "down_for", None) if deadline_s > self.deadline_s else None
+        now = time.perf_counter()
+        deadline = now + deadline_s
+        # every peer's connection is watched meanwhile: a dead peer is named within seconds,
+        # whichever peer this party waits for
+        watch_at = now + _WATCH_S
         while key not in self._buffer:
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
+            now = time.perf_counter()
+            if deadline <= now:
                 raise self._timeout(peer, tag, deadline_s)
-            if watch is not None:
-                down = watch(peer)
-                if down is not None and down > self.deadline_s:
-                    raise PeerGone(peer, tag, down)
-                remaining = min(remaining, _WATCH_S)
-            self._pump(remaining)
+            if peer in self._finished:  # its bye came after everything it sent
+                raise ProtocolError(peer, tag, "finished its part without sending this message")
+            check_stop()
+            if now >= watch_at:
+                self._watch_peers(tag)
+                watch_at = now + _WATCH_S
+            self._pump(min(deadline - now, _WATCH_S))
         return self._take(label, key)
 
     def _timeout(self, peer: str, tag: str, deadline_s: float) -> PeerTimeout:
@@ -203,11 +350,11 @@ class Channel:
                 time.sleep(delay)
         return body, nbytes
 
-    def _pump(self, timeout_s: float) -> None:
-        """Wait up to timeout_s for one message and file it under (sender, tag)."""
+    def _pump(self, timeout_s: float) -> bool:
+        """Wait up to timeout_s for one message and file it under (sender, tag); whether one came."""
         got = self.link.poll(timeout_s)
         if got is None:
-            return
+            return False
         arrived = time.perf_counter() if self._emulated else 0.0
         sender, frames = got
         if sender not in self.peers:
@@ -220,11 +367,15 @@ class Channel:
                                              "earlier run (replayed), or the peer's --session differs")
         if env.sender != sender:
             raise ProtocolError(sender, tag, f"envelope claims sender {env.sender!r}")
+        if control.is_control(tag):
+            self._control(sender, tag, env)
+            return True
         if env.seq <= self._seq_in[sender]:
             self.duplicates_dropped += 1  # replayed or duplicated: already delivered
             self._dropped_from[sender] += 1
-            return
+            return True
         self._seq_in[sender] = env.seq
+        self._accepted[sender] += 1
         if (sender, tag) in self._buffer:
             raise ProtocolError(sender, tag, "second message with the same tag")
         if self._buffered[sender] >= MAX_BUFFERED:
@@ -242,6 +393,31 @@ class Channel:
         self._buffered_bytes[sender] = waiting
         if waiting > self.peak_buffered_bytes:
             self.peak_buffered_bytes = waiting
+        now = time.monotonic()
+        if now - self._acked_at[sender] >= self._ack_every_s and sender not in self._bye_sent:
+            self._acked_at[sender] = now  # a sender at its close sees us read on
+            self._send_control(sender, ACK, {"read": env.seq}, wait=False)
+        return True
+
+    def _control(self, sender: str, tag: str, env: Envelope) -> None:
+        """Act on one of the channel's own messages from sender (control.py)."""
+        if env.seq <= self._ctl_in[sender]:
+            return  # replayed or duplicated
+        self._ctl_in[sender] = env.seq
+        log.debug("%s from %s: %s", tag, sender, printable(repr(env.body)))
+        if tag == ACK:
+            read = control.acknowledged(sender, env.body, self._seq_out[sender])
+            self._read_by[sender] = max(self._read_by[sender], read)
+        elif tag == BYE:
+            control.lost_before_bye(sender, env.body, self._accepted[sender])
+            self._finished.add(sender)
+            if sender not in self._bye_sent:  # after our own bye it needs no answer
+                self._send_control(sender, ACK, {"read": self._seq_in[sender]})
+            self.link.forget(sender)
+        elif tag == ABORT:
+            raise control.aborted(sender, env.body)
+        else:
+            raise ProtocolError(sender, tag, "unknown control message")
 
     def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
         """When an emulated network would hand this message over: serialisation then delay."""

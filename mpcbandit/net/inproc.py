@@ -52,6 +52,16 @@ class InprocLink:
             leaves_uncopied(f)
         self.hub.queues[peer].put((self.name, [bytes(f) for f in frames]))
 
+    def try_send(self, peer: str, frames: list) -> bool:
+        self.send(peer, frames)  # queues have no bound
+        return True
+
+    def wait_room(self, peer: str, timeout_s: float) -> bool:
+        return True
+
+    def forget(self, peer: str) -> None:
+        pass
+
     def poll(self, timeout_s: float) -> tuple[str, list] | None:
         if self.hub.failed is not None:
             raise PartyFailed(self.hub.failed[0], repr(self.hub.failed[1]))
@@ -63,7 +73,7 @@ class InprocLink:
             raise PartyFailed(self.hub.failed[0], repr(self.hub.failed[1]))
         return item
 
-    def close(self) -> None:
+    def close(self, linger_s: float | None = None) -> None:
         pass
 
 

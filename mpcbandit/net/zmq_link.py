@@ -26,6 +26,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from mpcbandit.errors import PeerTimeout, ProtocolError
+from mpcbandit.stop import check_stop
 from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
 
 __all__ = ["ZmqLink", "HELLO_TAG", "ZERO_COPY_BYTES", "leaves_uncopied", "raise_file_limit"]
@@ -59,6 +60,8 @@ _HELLO = b"hello"
 _WAIT_LOG_S = 5.0
 #: refused keys quoted in a hello timeout (the rest are counted)
 _REFUSED_SHOWN = 3
+#: how often a party waiting for hellos looks for a request to stop
+_STOP_CHECK_S = 0.5
 _HEARTBEAT_MS = 1000
 _HANDSHAKE_MS = 5000
 _TIMEOUT_STEP_MS = 250
@@ -153,11 +156,16 @@ class ZmqLink:
             sock.curve_secretkey = self.curve.keypair.secret
         return sock
 
-    def hello(self, timeout_s: float, greeting: bytes = _HELLO) -> dict[str, bytes]:
-        """Greet every peer with greeting, wait until every peer has greeted us; their greetings."""
+    def hello(self, timeout_s: float, greeting: bytes = _HELLO,
+              max_pending_bytes: int | None = None) -> dict[str, bytes]:
+        """Greet every peer with greeting, wait until every peer has greeted us; their greetings.
+
+        Messages that arrive meanwhile are kept for later, at most max_pending_bytes per peer
+        (the channel's cap on unread bytes); past it the sender is refused by name."""
         for d in self.dealers.values():
             d.send_multipart([HELLO_TAG, greeting])
         greetings: dict[str, bytes] = {}
+        pending_bytes: dict[str, int] = {}
         deadline = time.monotonic() + timeout_s
         next_log = time.monotonic()
         while len(greetings) < len(self.peers):
@@ -166,7 +174,8 @@ class ZmqLink:
             if now >= next_log:
                 log.info("waiting for hello from %s (%.0f s left)", ", ".join(waiting), deadline - now)
                 next_log = now + _WAIT_LOG_S
-            remaining = min(deadline, next_log) - now
+            check_stop()
+            remaining = min(deadline, next_log, now + _STOP_CHECK_S) - now
             got = self._recv(remaining) if remaining > 0 else None
             if got is None:
                 if time.monotonic() >= deadline:
@@ -176,6 +185,13 @@ class ZmqLink:
                 if got[0] in self.peers and got[0] not in greetings:
                     greetings[got[0]] = bytes(got[1][1]) if len(got[1]) > 1 else b""
             else:
+                sender, frames = got
+                held = pending_bytes.get(sender, 0) + sum(len(f) for f in frames)
+                if max_pending_bytes is not None and held > max_pending_bytes:
+                    raise ProtocolError(sender, "?", f"{held} unread bytes sent before the hello "
+                                        f"completed, above the cap of {max_pending_bytes} "
+                                        "(run.max_buffered_mb): a peer flooding")
+                pending_bytes[sender] = held
                 self._pending.append(got)
         log.info("hello from every peer: %s", ", ".join(sorted(greetings)))
         return greetings
@@ -192,22 +208,50 @@ class ZmqLink:
 
     def send(self, peer: str, frames: list) -> None:
         """Queue frames (one message) for peer; waits at most send_timeout_s while its queue is full."""
-        sock = self.dealers[peer]
+        end = time.monotonic() + self.send_timeout_s
+        while not self.try_send(peer, frames):  # queue full: the reader is far behind
+            remaining = end - time.monotonic()
+            if remaining <= 0 or not self.wait_room(peer, remaining):
+                raise PeerTimeout(peer, "?", self.send_timeout_s) from None
+
+    def try_send(self, peer: str, frames: list) -> bool:
+        """Queue frames (one message) for peer if its queue has room now; never waits (False:
+        nothing was queued)."""
+        sock = self.dealers.get(peer)
+        if sock is None:
+            return False
         last = len(frames) - 1
         # zero-copy pays off only for large buffers; small ones are cheaper copied. The first
         # frame is the envelope, bytes, which no one can write to: only array frames follow
         first = frames[0]
-        more = _SNDMORE if last else 0
-        copy = len(first) < ZERO_COPY_BYTES
         try:
-            sock.send(first, more | _NOBLOCK, copy=copy)
-        except zmq.Again:  # queue full: the reader is far behind; wait for it, bounded
-            if not sock.poll(min(int(self.send_timeout_s * 1000), 2**31 - 1), zmq.POLLOUT):
-                raise PeerTimeout(peer, "?", self.send_timeout_s) from None
-            sock.send(first, more, copy=copy)
-        for i in range(1, last + 1):
+            sock.send(first, (_SNDMORE if last else 0) | _NOBLOCK, copy=len(first) < ZERO_COPY_BYTES)
+        except zmq.Again:
+            return False
+        for i in range(1, last + 1):  # once the first part is queued, the rest always is
             f = frames[i]
             sock.send(f, _SNDMORE if i < last else 0, copy=not leaves_uncopied(f))
+        return True
+
+    def wait_room(self, peer: str, timeout_s: float) -> bool:
+        """Wait up to timeout_s until peer's queue has room; whether it has."""
+        sock = self.dealers.get(peer)
+        return sock is None or bool(sock.poll(min(max(0, int(timeout_s * 1000)), 2**31 - 1),
+                                              zmq.POLLOUT))
+
+    def forget(self, peer: str) -> None:
+        """Stop talking to a peer that has finished: what is queued for it may leave (bounded by
+        the link's linger), and it is never connected to again (no reconnection, and no name
+        lookup for a host that has gone)."""
+        sock = self.dealers.pop(peer, None)
+        if sock is None:
+            return
+        mon = self._monitors.pop(peer, None)
+        if mon is not None:
+            sock.disable_monitor()
+            mon.close(linger=0)
+        self._down_since.pop(peer, None)
+        sock.close(linger=self._linger_ms)
 
     def poll(self, timeout_s: float) -> tuple[str, list] | None:
         """The next (sender, frames) within timeout_s, or None."""
@@ -260,8 +304,12 @@ class ZmqLink:
         while mon is not None and mon.poll(0):
             event = recv_monitor_message(mon)["event"]
             if event == zmq.EVENT_CONNECTED:
+                if self._down_since.get(peer) is not None:
+                    log.warning("connection to %s is back after %.1f s", peer,
+                                time.monotonic() - self._down_since[peer])
                 self._down_since[peer] = None
-            elif event == zmq.EVENT_DISCONNECTED:
+            elif event == zmq.EVENT_DISCONNECTED and self._down_since.get(peer) is None:
+                log.warning("connection to %s dropped", peer)
                 self._down_since[peer] = time.monotonic()
         since = self._down_since.get(peer)
         return None if since is None else time.monotonic() - since
@@ -270,9 +318,10 @@ class ZmqLink:
         while self.router.getsockopt(zmq.RCVMORE):
             self.router.recv()
 
-    def close(self) -> None:
-        """Give queued messages a bounded time to leave, then release every socket."""
-        self._teardown(self._linger_ms)
+    def close(self, linger_s: float | None = None) -> None:
+        """Give queued messages a bounded time to leave (linger_s, else the link's), then
+        release every socket."""
+        self._teardown(self._linger_ms if linger_s is None else int(linger_s * 1000))
 
     def _teardown(self, linger_ms: int) -> None:
         for peer, d in getattr(self, "dealers", {}).items():

@@ -23,6 +23,7 @@ from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
 from mpcbandit.progress_file import write_progress
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
+from mpcbandit.stop import check_stop
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "run_timed", "progress_line", "clock",
@@ -139,6 +140,7 @@ class PartyContext:
 
     def progress(self, iteration: int, total: int | None = None) -> None:
         """Report progress to the launcher and the log (rate-limited, cheap every iteration)."""
+        check_stop()  # a SIGTERM stops the party between iterations
         now = time.monotonic()
         if self._first_iteration is None:
             self._first_iteration, self._started = iteration, now
