@@ -336,8 +336,8 @@ def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print
         check_security_mode(cfg, insecure)
     if checkpoint_every or resume_from is not None:
         get_protocol(cfg.protocol).require_checkpoints()
-    out_dir = make_private_dir(Path(out_dir))
-    os.chmod(out_dir, 0o700)  # results, logs and checkpoints hold private data
+    out_dir = Path(out_dir)
+    # the folder is claimed, never chmodded: one we make is 0700, and every file in it 0600
     with RunLock(out_dir):
         if plaintext:
             return run_plaintext(cfg, out_dir, echo)
