@@ -15,7 +15,7 @@ import click
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.experiments import BENCHES, FIGURES
-from mpcbandit.files import default_run_dir
+from mpcbandit.files import RunLock, default_run_dir
 from mpcbandit.registry import PROTOCOL_MODULES
 
 __all__ = ["main"]
@@ -145,13 +145,15 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         if out_dir is None:
             out_dir = default_run_dir(cfg.protocol)
         expected = None
-        if estimate and not plaintext and worth_estimating(cfg):
-            click.echo(f"[mpcbandit] estimating the duration on {cfg.net.name}: two short probes")
-            expected = estimate_duration(cfg, insecure=insecure)
-            click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
-        summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
-                            checkpoint_every=checkpoint_every or 0, insecure=insecure,
-                            log_level=log_level)
+        with RunLock(out_dir, fresh=True) as lock:  # before the probes: the folder is ours
+            if estimate and not plaintext and worth_estimating(cfg):
+                click.echo(f"[mpcbandit] estimating the duration on {cfg.net.name}: two short "
+                           "probes")
+                expected = estimate_duration(cfg, insecure=insecure)
+                click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
+            summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
+                                checkpoint_every=checkpoint_every or 0, insecure=insecure,
+                                log_level=log_level, lock=lock)
         if expected is not None:
             click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
     except MpcBanditError as e:

@@ -146,15 +146,17 @@ class RunLock:
 
     The kernel drops an fcntl lock when its process dies, so a dead run's lock is taken over
     without asking; a live holder is named by the pid it wrote. The folder is claimed first
-    (`claim_run_folder`).
+    (`claim_run_folder`). A new run (`fresh`) refuses a finished run's folder: its summary is
+    written under the lock, so once the lock is ours its presence says the run is over.
     """
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, fresh: bool = False):
         self.path = Path(folder) / "run.lock"
+        self.fresh = fresh
         self.fd: int | None = None
 
     def acquire(self) -> "RunLock":
-        """Take the lock or raise naming the run that holds it."""
+        """Take the lock or raise naming the run that holds it (or the finished run there)."""
         folder = claim_run_folder(self.path.parent)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -167,6 +169,10 @@ class RunLock:
             os.close(fd)
             raise MpcBanditError(f"{self.path.parent} is in use by another run (pid {holder}, "
                                  f"lock {self.path}); give another --out or stop that run") from None
+        if self.fresh and (folder / "summary.json").exists():
+            os.close(fd)
+            raise MpcBanditError(f"{folder} already holds a finished run ({folder / 'summary.json'}"
+                                 "): nothing to resume, and a new run needs another --out")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd = fd
