@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import stat
+import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +21,11 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils.monitor import recv_monitor_message
 
-from mpcbandit.errors import ConfigError, MpcBanditError
+from mpcbandit.errors import ConfigError, MpcBanditError, printable
 from mpcbandit.files import make_private_dir, write_json, write_private
 
 __all__ = ["Keypair", "Roster", "CurveSetup", "write_keys", "write_party_key", "card_path",
-           "roster_from_cards", "load_curve", "SecurityError",
+           "roster_from_cards", "load_curve", "SecurityError", "curve_key",
            "PartyAuthenticator", "check_refuses_unknown_keys", "is_loopback"]
 
 ROSTER = "roster.json"
@@ -119,11 +120,7 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
             if card[key] != want:
                 raise SecurityError(f"card {path}: {key} {card[key]!r} differs from the config's "
                                     f"{want!r} for {name}")
-        try:
-            if len(zmq.utils.z85.decode(card["public_key"].encode())) != 32:
-                raise ValueError("not 32 bytes")
-        except (ValueError, AttributeError, TypeError) as e:
-            raise SecurityError(f"card {path}: public_key is not a z85 CURVE key ({e})") from None
+        curve_key(card["public_key"], f"card {path}: public_key")
         entries[name] = card
     missing = [n for n in expected if n not in entries]
     if missing:
@@ -133,6 +130,18 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
 
 
 _CARD_KEYS = frozenset(("name", "role", "index", "address", "public_key"))
+
+
+def curve_key(value, where: str) -> bytes:
+    """value as a z85 CURVE key (40 characters for 32 bytes); a SecurityError naming `where`."""
+    try:
+        if len(zmq.utils.z85.decode(value.encode("ascii"))) == 32:
+            return value.encode("ascii")
+        why = "not 32 bytes"
+    except (ValueError, KeyError, TypeError, AttributeError, struct.error) as e:
+        # KeyError: a character outside z85's alphabet; struct.error: a group past 2**32
+        why = f"{type(e).__name__}: {e}"
+    raise SecurityError(f"{where} is not a z85 CURVE key ({printable(repr(value), 60)}: {why})")
 
 
 def _read_json(path: Path, what: str):
@@ -173,8 +182,9 @@ def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
     data = _read_json(path, "secret key file")
     entries = _read_json(base / ROSTER, "roster")
     try:
-        keys = {e["name"]: e["public_key"].encode() for e in entries}
-        data["public"], data["secret"]
+        keys = {e["name"]: curve_key(e["public_key"], f"{base / ROSTER}: {e['name']}'s public_key")
+                for e in entries}
+        curve_key(data["public"], f"{path}: public"), curve_key(data["secret"], f"{path}: secret")
     except (KeyError, TypeError, AttributeError) as e:
         raise SecurityError(f"{base / ROSTER} or {path} lacks a field ({e})") from None
     missing = [p for p in [me, *peers] if p not in keys]
