@@ -105,6 +105,7 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
     """The roster of a run from its parties' public cards: one per party, each matching it."""
     expected = {p.name: p for p in parties}
     entries: dict[str, dict] = {}
+    holders: dict[str, tuple[str, Path]] = {}  # public key -> the card that brought it first
     for path in card_files:
         card = _read_json(Path(path), "card")
         if not isinstance(card, dict) or set(card) != _CARD_KEYS:
@@ -121,6 +122,12 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
                 raise SecurityError(f"card {path}: {key} {card[key]!r} differs from the config's "
                                     f"{want!r} for {name}")
         curve_key(card["public_key"], f"card {path}: public_key")
+        if card["public_key"] in holders:
+            first, first_path = holders[card["public_key"]]
+            raise SecurityError(f"cards {first_path} ({first}) and {path} ({name}) carry the same "
+                                "public key: one of them is not its party's own, and the key's "
+                                "owner would be refused as the other; ask both for their cards")
+        holders[card["public_key"]] = (name, Path(path))
         entries[name] = card
     missing = [n for n in expected if n not in entries]
     if missing:
@@ -187,12 +194,24 @@ def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
         curve_key(data["public"], f"{path}: public"), curve_key(data["secret"], f"{path}: secret")
     except (KeyError, TypeError, AttributeError) as e:
         raise SecurityError(f"{base / ROSTER} or {path} lacks a field ({e})") from None
+    _refuse_shared_keys(keys, base / ROSTER)
     missing = [p for p in [me, *peers] if p not in keys]
     if missing:
         raise ConfigError("run.keys_dir", f"roster {base / ROSTER} has no key for {', '.join(missing)}")
     if keys[me] != data["public"].encode():
         raise SecurityError(f"{path} does not match the roster's public key for {me}")
     return CurveSetup(me, Keypair(data["public"].encode(), data["secret"].encode()), Roster(keys))
+
+
+def _refuse_shared_keys(keys: dict[str, bytes], roster: Path) -> None:
+    """A SecurityError naming both parties if two roster entries hold one public key."""
+    names: dict[bytes, str] = {}
+    for name, key in keys.items():
+        if key in names:
+            raise SecurityError(f"roster {roster}: {names[key]} and {name} have the same public "
+                                "key (the key's owner would be taken for the first); rebuild it "
+                                "with `mpcbandit roster` from each party's own card")
+        names[key] = name
 
 
 class PartyAuthenticator(ThreadAuthenticator):
