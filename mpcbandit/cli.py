@@ -281,12 +281,11 @@ def keys(config: Path, out_dir: Path, party_name: str | None, seed: int | None, 
 def roster(config: Path, cards: tuple[Path, ...], out_file: Path, seed: int | None,
            net: str | None, sets: tuple[str, ...]) -> None:
     """Assemble roster.json from every party's public card (CARD.json...)."""
-    from mpcbandit.files import write_json
-    from mpcbandit.net.security import roster_from_cards
+    from mpcbandit.net.security import roster_from_cards, write_roster
 
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
-        write_json(out_file, roster_from_cards(cfg.parties(), list(cards)))
+        write_roster(out_file, roster_from_cards(cfg.parties(), list(cards)))
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {out_file} with {len(cards)} parties; copy it into each party's keys folder")

@@ -25,7 +25,7 @@ from mpcbandit.errors import ConfigError, MpcBanditError, printable
 from mpcbandit.files import make_private_dir, write_json, write_private
 
 __all__ = ["Keypair", "Roster", "CurveSetup", "write_keys", "write_party_key", "card_path",
-           "roster_from_cards", "load_curve", "SecurityError", "curve_key",
+           "roster_from_cards", "write_roster", "load_curve", "SecurityError", "curve_key",
            "PartyAuthenticator", "check_refuses_unknown_keys", "is_loopback"]
 
 ROSTER = "roster.json"
@@ -98,7 +98,24 @@ def write_party_key(keys_dir: Path, party) -> dict:
 def write_keys(keys_dir: Path, parties: list) -> Path:
     """Every party's keypair in one folder and the roster (local runs only); the roster path."""
     entries = [write_party_key(keys_dir, p) for p in parties]
-    return write_json(keys_dir / ROSTER, entries)
+    return write_roster(keys_dir / ROSTER, entries)
+
+
+def write_roster(path: Path, entries: list[dict]) -> Path:
+    """Write a roster at path; a file already there is replaced only if it is a roster too
+    (read by its content: `roster --out` given a secret key's path must not destroy it)."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        try:
+            old = json.loads(path.read_bytes())
+        except (OSError, ValueError) as e:  # ValueError: not UTF-8 or not JSON
+            old = e
+        if not (isinstance(old, list) and all(isinstance(entry, dict) and set(entry) == _CARD_KEYS
+                                              for entry in old)):
+            why = f"{type(old).__name__}: {old}" if isinstance(old, Exception) else "not a roster"
+            raise SecurityError(f"{path} exists and is not a roster ({printable(why, 80)}); "
+                                "nothing was written over it: give another path")
+    return write_json(path, entries)
 
 
 def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
