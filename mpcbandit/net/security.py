@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
+import pwd
 import stat
 import struct
 import threading
@@ -177,11 +179,42 @@ def _read_json(path: Path, what: str):
         raise SecurityError(f"{what} {path} is not readable JSON ({type(e).__name__}: {e})") from None
 
 
-def _refuse_writable_by_others(path: Path) -> None:
-    mode = path.stat().st_mode
-    if mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise SecurityError(f"{path} is writable by group or others (mode {stat.S_IMODE(mode):04o}): "
-                            f"anyone could swap in their keys; fix with: chmod go-w {path}")
+def _refuse_unsafe_path(path: Path, what: str, folder: bool = False) -> None:
+    """OpenSSH's StrictModes check (safe_path) of path's real location, a sticky /tmp allowed
+    above: path and every folder above it, up to this user's home or /, belong to this user or
+    root; path and the folder holding a file are writable by no one else, and a higher folder
+    only if sticky (no one else may rename what it holds). docs/faults.md says why."""
+    try:
+        real = Path(os.path.realpath(path, strict=True))
+        st = real.stat()
+    except FileNotFoundError:
+        raise ConfigError("run.keys_dir", f"{what} {path} does not exist") from None
+    except OSError as e:
+        raise SecurityError(f"{what} {path}: cannot read it ({type(e).__name__}: {e})") from None
+    shown = f"{what} {path}" + (f" (really {real})" if real != Path(path).absolute() else "")
+    if folder != stat.S_ISDIR(st.st_mode) or not (folder or stat.S_ISREG(st.st_mode)):
+        raise SecurityError(f"{shown} is not a {'folder' if folder else 'regular file'}")
+    uid, home = os.geteuid(), _home()
+    strict = {real} if folder else {real, real.parent}
+    for at in [real, *real.parents]:
+        st = at.stat() if at != real else st
+        mode, where = stat.S_IMODE(st.st_mode), shown if at == real else f"{shown}: {at} above it"
+        if st.st_uid not in (0, uid):
+            raise SecurityError(f"{where} belongs to uid {st.st_uid}, neither you nor root, who "
+                                "could swap in their keys; keep the keys in folders of yours")
+        if mode & (stat.S_IWGRP | stat.S_IWOTH) and (at in strict or not mode & stat.S_ISVTX):
+            raise SecurityError(f"{where} is writable by group or others (mode {mode:04o}): "
+                                f"anyone could swap in their keys; fix with: chmod go-w {at}")
+        if at == home:
+            break
+
+
+def _home() -> Path | None:
+    """This user's home folder, resolved (where OpenSSH's check stops), or None."""
+    try:
+        return Path(os.path.realpath(pwd.getpwuid(os.geteuid()).pw_dir))
+    except (KeyError, OSError):
+        return None
 
 
 def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
@@ -191,18 +224,18 @@ def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
                           "(make one with `mpcbandit keys CONFIG --out DIR`), "
                           "or set run.security = 'none' for a local test")
     base = Path(keys_dir)
+    _refuse_unsafe_path(base, "keys folder", folder=True)
     path = _secret_path(base, me)
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise ConfigError("run.keys_dir", f"no secret key for {me}: {path} does not exist") from None
+    if not path.exists():
+        raise ConfigError("run.keys_dir", f"no secret key for {me}: {path} does not exist")
+    _refuse_unsafe_path(path, "secret key file")
+    mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise SecurityError(f"secret key file {path} is readable by group or others "
                             f"(mode {stat.S_IMODE(mode):04o}); fix with: chmod 600 {path}")
     if not (base / ROSTER).exists():
         raise ConfigError("run.keys_dir", f"no roster: {base / ROSTER} does not exist")
-    for checked in (base, base / ROSTER):
-        _refuse_writable_by_others(checked)
+    _refuse_unsafe_path(base / ROSTER, "roster")
     data = _read_json(path, "secret key file")
     entries = _read_json(base / ROSTER, "roster")
     try:
