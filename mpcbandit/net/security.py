@@ -184,16 +184,18 @@ def _refuse_unsafe_path(path: Path, what: str, folder: bool = False) -> None:
     above: path and every folder above it, up to this user's home or /, belong to this user or
     root; path and the folder holding a file are writable by no one else, and a higher folder
     only if sticky (no one else may rename what it holds). docs/faults.md says why."""
+    # the keys folder is the setting's own: what is wrong with it names run.keys_dir
+    fail = (lambda why: ConfigError("run.keys_dir", why)) if folder else SecurityError
     try:
         real = Path(os.path.realpath(path, strict=True))
         st = real.stat()
     except FileNotFoundError:
         raise ConfigError("run.keys_dir", f"{what} {path} does not exist") from None
-    except OSError as e:
-        raise SecurityError(f"{what} {path}: cannot read it ({type(e).__name__}: {e})") from None
+    except OSError as e:  # a component that is a file, permission denied, a name too long
+        raise fail(f"{what} {path}: cannot read it ({type(e).__name__}: {e})") from None
     shown = f"{what} {path}" + (f" (really {real})" if real != Path(path).absolute() else "")
     if folder != stat.S_ISDIR(st.st_mode) or not (folder or stat.S_ISREG(st.st_mode)):
-        raise SecurityError(f"{shown} is not a {'folder' if folder else 'regular file'}")
+        raise fail(f"{shown} is not a {'folder' if folder else 'regular file'}")
     uid, home = os.geteuid(), _home()
     strict = {real} if folder else {real, real.parent}
     for at in [real, *real.parents]:
