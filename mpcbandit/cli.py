@@ -16,7 +16,7 @@ import click
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError, Stopped
 from mpcbandit.experiments import BENCHES, FIGURES
-from mpcbandit.files import default_run_dir
+from mpcbandit.files import RunLock, default_run_dir
 from mpcbandit.registry import PROTOCOL_MODULES
 
 __all__ = ["main"]
@@ -146,13 +146,15 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         if out_dir is None:
             out_dir = default_run_dir(cfg.protocol)
         expected = None
-        if estimate and not plaintext and worth_estimating(cfg):
-            click.echo(f"[mpcbandit] estimating the duration on {cfg.net.name}: two short probes")
-            expected = estimate_duration(cfg, insecure=insecure)
-            click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
-        summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
-                            checkpoint_every=checkpoint_every or 0, insecure=insecure,
-                            log_level=log_level)
+        with RunLock(out_dir, fresh=True) as lock:  # before the probes: the folder is ours
+            if estimate and not plaintext and worth_estimating(cfg):
+                click.echo(f"[mpcbandit] estimating the duration on {cfg.net.name}: two short "
+                           "probes")
+                expected = estimate_duration(cfg, insecure=insecure)
+                click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
+            summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
+                                checkpoint_every=checkpoint_every or 0, insecure=insecure,
+                                log_level=log_level, lock=lock)
         if expected is not None:
             click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
     except MpcBanditError as e:
@@ -290,12 +292,11 @@ def keys(config: Path, out_dir: Path, party_name: str | None, seed: int | None, 
 def roster(config: Path, cards: tuple[Path, ...], out_file: Path, seed: int | None,
            net: str | None, sets: tuple[str, ...]) -> None:
     """Assemble roster.json from every party's public card (CARD.json...)."""
-    from mpcbandit.files import write_json
-    from mpcbandit.net.security import roster_from_cards
+    from mpcbandit.net.security import roster_from_cards, write_roster
 
     try:
         cfg = load_config(config, _overrides(sets, seed, net))
-        write_json(out_file, roster_from_cards(cfg.parties(), list(cards)))
+        write_roster(out_file, roster_from_cards(cfg.parties(), list(cards)))
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {out_file} with {len(cards)} parties; copy it into each party's keys folder")

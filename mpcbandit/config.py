@@ -32,6 +32,7 @@ __all__ = [
     "parse_override",
     "build_section",
     "spec",
+    "INT_MAX",
     "NET_PRESETS",
 ]
 
@@ -100,7 +101,17 @@ def _check_type(value: Any, tp: Any, path: str) -> Any:
     raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
 
 
+#: an integer setting's maximum where its spec names none: exact as a float64 (counts enter
+#: rates and confidence widths), inside the int64 of numpy and of msgpack (the hello)
+INT_MAX = 2**53
+
+
 def _check_rules(value: Any, rules: dict, path: str) -> None:
+    if isinstance(value, list):  # a list's bounds hold for each of its items
+        bounds = {k: v for k, v in rules.items() if k in ("min", "max")}
+        for i, item in enumerate(value):
+            _check_rules(item, bounds, f"{path}[{i}]")
+        return
     if "choices" in rules and value not in rules["choices"]:
         choices = ", ".join(repr(c) for c in rules["choices"])
         raise ConfigError(path, f"{value!r} is not one of {choices}")
@@ -108,6 +119,8 @@ def _check_rules(value: Any, rules: dict, path: str) -> None:
         raise ConfigError(path, f"{value!r} is below the minimum {rules['min']!r}")
     if "max" in rules and value > rules["max"]:
         raise ConfigError(path, f"{value!r} is above the maximum {rules['max']!r}")
+    if "max" not in rules and isinstance(value, int) and abs(value) > INT_MAX:
+        raise ConfigError(path, f"{value!r} is beyond 2**53, the largest count a run represents")
 
 
 def build_section(cls: type, data: Any, path: str) -> Any:

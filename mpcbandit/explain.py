@@ -54,6 +54,8 @@ def section_keys(cls: type, path: str) -> list[KeyDoc]:
             rules.append(f">= {f.metadata['min']!r}")
         if "max" in f.metadata:
             rules.append(f"<= {f.metadata['max']!r}")
+        elif int in (tp, *typing.get_args(tp)):  # the bound every integer setting has
+            rules.append("<= 2**53")
         if f.metadata.get("local"):
             rules.append("local to each host (not part of the run's identity)")
         out.append(KeyDoc(key, type_name(tp), _default(f), "; ".join(rules),

@@ -8,14 +8,18 @@ import fcntl
 import json
 import math
 import os
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
 from mpcbandit.errors import MpcBanditError
 
-__all__ = ["OutputError", "RunLock", "default_run_dir", "make_private_dir", "write_private",
-           "write_json", "json_safe"]
+__all__ = ["OutputError", "RunLock", "RUN_MARKS", "claim_run_folder", "default_run_dir",
+           "make_private_dir", "write_private", "write_json", "json_safe"]
+
+#: the files that make a folder an mpcbandit run's: the launcher's record, the summary, the lock
+RUN_MARKS = ("run.json", "summary.json", "run.lock")
 
 
 def default_run_dir(name: str) -> Path:
@@ -26,9 +30,12 @@ def default_run_dir(name: str) -> Path:
 class OutputError(MpcBanditError):
     """A file or folder could not be written; names the path and the errno."""
 
-    def __init__(self, path: Path, err: OSError, doing: str = "write"):
-        code = errno.errorcode.get(err.errno, str(err.errno)) if err.errno else "?"
+    def __init__(self, path: Path, err: OSError | str, doing: str = "write"):
         self.path = path
+        if isinstance(err, str):  # a refusal of ours, not the system's
+            super().__init__(f"cannot {doing} {path}: {err}")
+            return
+        code = errno.errorcode.get(err.errno, str(err.errno)) if err.errno else "?"
         super().__init__(f"cannot {doing} {path}: {err.strerror or err} ({code})")
 
 
@@ -40,12 +47,55 @@ def make_private_dir(path: Path) -> Path:
             raise OutputError(path, NotADirectoryError(errno.ENOTDIR, f"{parent} is a file, "
                                                        "not a folder"), "create folder")
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # one by one: mkdir(parents=True) would make the missing parents by the umask, not 0700
+        for folder in [*reversed(path.parents), path]:
+            if not folder.is_dir():
+                folder.mkdir(mode=0o700, exist_ok=True)
     except OSError as e:
         raise OutputError(path, e, "create folder") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise OutputError(path, PermissionError(errno.EACCES, "folder not writable"),
                           "write into")
+    return path
+
+
+def claim_run_folder(path: Path) -> Path:
+    """The folder a run writes into: made (0700) if missing; an existing one only if it is this
+    user's, writable by no one else, and empty or an earlier run's (RUN_MARKS). Its mode is
+    never changed: anything else is an OutputError naming it."""
+    path = Path(path)
+    make_private_dir(path.parent)
+    try:
+        path.mkdir(mode=0o700)
+        return path
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise OutputError(path, e, "create folder") from None
+    doing = "use as the run folder"
+    try:
+        st = path.stat()
+        entries = sorted(os.listdir(path)) if stat.S_ISDIR(st.st_mode) else []
+    except OSError as e:
+        raise OutputError(path, e, doing) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise OutputError(path, "it is a file, not a folder", doing)
+    new_path = "give a path that does not exist yet (mpcbandit makes it, mode 0700)"
+    if entries and not set(entries) & set(RUN_MARKS):
+        shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+        raise OutputError(path, f"it holds {count} ({shown}) and no mpcbandit run; "
+                                f"a run never writes into, nor changes the mode of, a folder it did "
+                                f"not make: {new_path}", doing)
+    if st.st_uid != os.geteuid():
+        raise OutputError(path, f"it belongs to another user (uid {st.st_uid}), who could change "
+                                f"what the run writes: {new_path}", doing)
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise OutputError(path, f"group or others may write in it (mode "
+                                f"{stat.S_IMODE(st.st_mode):04o}) and could replace what the run "
+                                f"writes: {new_path}", doing)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(path, PermissionError(errno.EACCES, "folder not writable"), "write into")
     return path
 
 
@@ -95,16 +145,19 @@ class RunLock:
     """An advisory lock on a run folder, held while a run writes into it.
 
     The kernel drops an fcntl lock when its process dies, so a dead run's lock is taken over
-    without asking; a live holder is named by the pid it wrote.
+    without asking; a live holder is named by the pid it wrote. The folder is claimed first
+    (`claim_run_folder`). A new run (`fresh`) refuses a finished run's folder: its summary is
+    written under the lock, so once the lock is ours its presence says the run is over.
     """
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, *, fresh: bool = False):
         self.path = Path(folder) / "run.lock"
+        self.fresh = fresh
         self.fd: int | None = None
 
     def acquire(self) -> "RunLock":
-        """Take the lock or raise naming the run that holds it."""
-        make_private_dir(self.path.parent)
+        """Take the lock or raise naming the run that holds it (or the finished run there)."""
+        folder = claim_run_folder(self.path.parent)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:
@@ -116,6 +169,10 @@ class RunLock:
             os.close(fd)
             raise MpcBanditError(f"{self.path.parent} is in use by another run (pid {holder}, "
                                  f"lock {self.path}); give another --out or stop that run") from None
+        if self.fresh and (folder / "summary.json").exists():
+            os.close(fd)
+            raise MpcBanditError(f"{folder} already holds a finished run ({folder / 'summary.json'}"
+                                 "): nothing to resume, and a new run needs another --out")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self.fd = fd

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from tqdm import tqdm
@@ -318,33 +319,35 @@ def resume_run(out_dir: Path, echo=print) -> dict:
     """Continue the run in out_dir from the last iteration all its parties checkpointed."""
     out_dir = Path(out_dir)
     run_file = out_dir / "run.json"
-    try:
-        meta = json.loads(run_file.read_text())
-        meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every")} | {
-            "insecure": bool(meta.get("insecure", False))}
-    except FileNotFoundError:
-        raise MpcBanditError(f"{out_dir} holds no run to resume (no run.json)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
-        raise MpcBanditError(f"{run_file} is damaged ({type(e).__name__}: {e}); cannot resume "
-                             "this run") from None
-    cfg = load_config(meta["config"], meta["overrides"])
-    start = common_checkpoint(out_dir, [p.name for p in cfg.parties()])
-    echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
-    return run_local(cfg, out_dir, echo=echo, checkpoint_every=meta["checkpoint_every"],
-                     resume_from=start, insecure=meta["insecure"])
+    if not run_file.exists():  # before the lock, which would make the folder
+        raise MpcBanditError(f"{out_dir} holds no run to resume (no run.json)")
+    with RunLock(out_dir, fresh=True) as lock:  # held from reading the run to its end
+        try:
+            meta = json.loads(run_file.read_text())
+            meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every")} | {
+                "insecure": bool(meta.get("insecure", False))}
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+            raise MpcBanditError(f"{run_file} is damaged ({type(e).__name__}: {e}); cannot "
+                                 "resume this run") from None
+        cfg = load_config(meta["config"], meta["overrides"])
+        start = common_checkpoint(out_dir, [p.name for p in cfg.parties()])
+        echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
+        return run_local(cfg, out_dir, echo=echo, checkpoint_every=meta["checkpoint_every"],
+                         resume_from=start, insecure=meta["insecure"], lock=lock)
 
 
 def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print,
               checkpoint_every: int = 0, resume_from: int | None = None, insecure: bool = False,
-              log_level: str = "INFO") -> dict:
-    """Run every party of the (loaded, validated) config as a local process; return the summary."""
+              log_level: str = "INFO", lock: RunLock | None = None) -> dict:
+    """Run every party of the (loaded, validated) config as a local process; return the summary.
+    `lock`: the caller's lock on out_dir, held since before its own work (else taken here)."""
     if not plaintext:
         check_security_mode(cfg, insecure)
     if checkpoint_every or resume_from is not None:
         get_protocol(cfg.protocol).require_checkpoints()
-    out_dir = make_private_dir(Path(out_dir))
-    os.chmod(out_dir, 0o700)  # results, logs and checkpoints hold private data
-    with RunLock(out_dir):
+    out_dir = Path(out_dir)
+    # the folder is claimed, never chmodded: one we make is 0700, and every file in it 0600
+    with nullcontext() if lock is not None else RunLock(out_dir):
         if plaintext:
             return run_plaintext(cfg, out_dir, echo)
         if resume_from is None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+import zmq
 
 from conftest import REPO
 from mpcbandit.config import load_config
@@ -106,7 +107,8 @@ def test_a_party_refuses_foreign_secret_missing_peer_and_loose_folders(tmp_path)
     roster.write_text(json.dumps([c for n, c in cards.items() if n != "compute.1"]))
     with pytest.raises(ConfigError, match=r"no key for compute\.1"):
         load_curve(str(folder), "input.0", peers)
-    other = dict(cards) | {"input.0": cards["input.1"] | {"name": "input.0"}}
+    stranger = zmq.curve_keypair()[0].decode()  # a key of no party: not input.0's own
+    other = dict(cards) | {"input.0": cards["input.0"] | {"public_key": stranger}}
     roster.write_text(json.dumps(list(other.values())))
     with pytest.raises(SecurityError, match="does not match the roster's public key for input.0"):
         load_curve(str(folder), "input.0", peers)

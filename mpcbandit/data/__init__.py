@@ -4,12 +4,15 @@ loaders return a ``BanditData`` (contexts and the reward of every arm at every s
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BanditData", "data_root", "resolve_data_path"]
+from mpcbandit.errors import ConfigError, DataError
+
+__all__ = ["BanditData", "check_file", "data_root", "read_data_file", "resolve_data_path"]
 
 
 @dataclass(frozen=True)
@@ -50,17 +53,41 @@ def data_root() -> Path:
     return repo.parent / "shared" / "data"
 
 
-def resolve_data_path(name: str, key: str = "data") -> Path:
-    """An existing file: name as given if absolute or present, else under data_root()."""
-    from mpcbandit.errors import ConfigError
+def check_file(path: Path) -> Path:
+    """path, if it is a regular file; else a DataError naming it and why: missing, a folder,
+    a FIFO or device (reading one could wait forever), or an errno on the way (a component
+    that is a file, permission denied)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
+        raise DataError(f"{path}: cannot read it: {kind}, not a regular file")
+    return Path(path)
 
+
+def read_data_file(path: Path) -> bytes:
+    """The bytes of a data file; a DataError naming it if it is not a readable regular file."""
+    try:
+        return check_file(path).read_bytes()
+    except OSError as e:
+        raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
+
+
+def resolve_data_path(name: str, key: str = "data") -> Path:
+    """An existing file: name as given if absolute or present, else under data_root(); a
+    ConfigError naming `key` if it is missing or cannot be read."""
     p = Path(name).expanduser()
-    if p.is_absolute() or p.exists():
-        candidates = [p]
-    else:
-        candidates = [data_root() / p]
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise ConfigError(key, f"data file {name!r} not found (looked at {', '.join(map(str, candidates))}; "
-                           "set MPCBANDIT_DATA to the directory holding samba/data/...)")
+    try:
+        candidate = p if p.is_absolute() or p.exists() else data_root() / p
+        if not candidate.exists():
+            raise ConfigError(key, f"data file {name!r} not found (looked at {candidate}; set "
+                                   "MPCBANDIT_DATA to the directory holding samba/data/...)")
+        return check_file(candidate)
+    except OSError as e:  # exists() passes on permission denied, a name too long, ...
+        raise ConfigError(key, f"data file {name!r}: cannot read it ({type(e).__name__}: {e})") from None
+    except DataError as e:
+        raise ConfigError(key, str(e)) from None

@@ -24,13 +24,14 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from mpcbandit.data import data_root
+from mpcbandit.data import check_file, data_root
 from mpcbandit.errors import DataError
 
 __all__ = ["USER_DIMS", "ITEM_DIMS", "DIMS", "SAMPLE", "default_path", "CriteoLog", "CriteoCatalog",
@@ -197,9 +198,9 @@ def scan_criteo(path: str | Path | None = None, arms: int = 40, buckets: int = 4
     A process scans a given file (same size and modification time) once: every party of an
     in-process run and every baseline run of a figure share the catalog."""
     path = Path(path) if path else default_path()
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"Criteo data not found at {path} (set MPCBANDIT_DATA or o3m.data_path)")
-    st = path.stat()
+    st = check_file(path).stat()  # a DataError naming it if it is a folder, a FIFO, denied, ...
     scale = None if user_scale is None else tuple(float(v) for v in np.ravel(user_scale))
     return _scan(path.resolve(), st.st_size, st.st_mtime_ns, arms, buckets, max_rows, scale)
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import functools
 import gzip
+import os
+import stat
 import threading
 import zlib
 from pathlib import Path
 
 import numpy as np
 
+from mpcbandit.data import read_data_file
 from mpcbandit.errors import DataError
 
 __all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features", "mnist_present",
@@ -23,15 +26,19 @@ _FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
 
 
 def mnist_present(directory: Path) -> bool:
-    """Whether directory holds MNIST's training images (gzip-compressed or not)."""
-    return any((Path(directory) / f"{_FILES['train'][0]}{z}").exists() for z in ("", ".gz"))
+    """Whether directory holds MNIST's training images (gzip-compressed or not); a DataError
+    naming it if it is not a folder or cannot be searched."""
+    try:
+        return _find(Path(directory), _FILES["train"][0]) is not None
+    except FileNotFoundError:
+        return False
 
 
 def read_idx(path: Path) -> np.ndarray:
     """The array stored in one IDX file (gzip-compressed or not)."""
     path = Path(path)
+    raw = read_data_file(path)
     try:
-        raw = path.read_bytes()
         if raw[:2] == b"\x1f\x8b":
             raw = gzip.decompress(raw)
     except (OSError, EOFError, zlib.error) as e:
@@ -50,19 +57,35 @@ def read_idx(path: Path) -> np.ndarray:
 
 
 def _find(directory: Path, stem: str) -> Path:
-    for name in (stem + ".gz", stem):
-        if (directory / name).exists():
-            return directory / name
+    """directory/stem.gz or directory/stem; FileNotFoundError if neither is there, a DataError
+    naming the folder if it cannot be searched (a file, permission denied, ...)."""
+    try:
+        if not stat.S_ISDIR(os.stat(directory).st_mode):
+            raise DataError(f"{directory}: cannot read it: a file, not the MNIST folder")
+        for name in (stem + ".gz", stem):
+            try:
+                os.stat(directory / name)
+                return directory / name
+            except FileNotFoundError:
+                pass
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise DataError(f"{directory}: cannot read it ({type(e).__name__}: {e})") from None
     raise FileNotFoundError(f"MNIST file {stem}[.gz] not found in {directory}")
 
 
 def load_mnist(directory: Path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
     """(images N x 784 uint8, labels N) of the train or test split."""
     images_stem, labels_stem = _FILES[split]
-    images = read_idx(_find(Path(directory), images_stem))
-    labels = read_idx(_find(Path(directory), labels_stem))
+    try:
+        images = read_idx(_find(Path(directory), images_stem))
+        labels = read_idx(_find(Path(directory), labels_stem))
+    except FileNotFoundError as e:
+        raise DataError(str(e)) from None
     if images.shape[0] != labels.shape[0]:
-        raise ValueError(f"MNIST {split}: {images.shape[0]} images but {labels.shape[0]} labels")
+        raise DataError(f"MNIST {split} in {directory}: {images.shape[0]} images but "
+                        f"{labels.shape[0]} labels")
     return images.reshape(images.shape[0], -1), labels.astype(np.int64)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mpcbandit.data import read_data_file
 from mpcbandit.errors import DataError
 
 __all__ = ["read_arm_file", "top_means", "write_arm_file", "movielens_means", "jester_means",
@@ -26,8 +27,8 @@ def read_arm_file(path: str | Path) -> np.ndarray:
     """All means of an arm file, in file order (checks the K header and the range)."""
     path = Path(path)
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_data_file(path).decode()
+    except UnicodeDecodeError as e:
         raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:

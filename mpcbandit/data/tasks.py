@@ -17,7 +17,7 @@ from mpcbandit.data.linear_task import USERS, linear_task
 from mpcbandit.data.mnist import cached_features, mnist_present
 from mpcbandit.data.mnist_task import user_order
 from mpcbandit.data.synthetic import synthetic_classes
-from mpcbandit.errors import ConfigError
+from mpcbandit.errors import ConfigError, DataError
 from mpcbandit.protocols import seeded_rng
 
 __all__ = ["TASKS", "linear_arm_dims", "make_task", "mnist_dir", "preload", "require_mnist",
@@ -36,7 +36,11 @@ def require_mnist(key: str, what: str, data_dir: str | Path = "") -> None:
     """A ConfigError naming `key` unless the MNIST IDX files are in mnist_dir(data_dir); a key
     that is itself a directory setting (`*.data_dir`) is named as a remedy too."""
     where = mnist_dir(data_dir)
-    if not mnist_present(where):
+    try:
+        present = mnist_present(where)
+    except DataError as e:
+        raise ConfigError(key, f"{what} needs the MNIST IDX files: {e}") from None
+    if not present:
         remedy = f"{key} or $MPCBANDIT_DATA" if key.endswith(".data_dir") else "$MPCBANDIT_DATA"
         raise ConfigError(key, f"{what} needs the MNIST IDX files, not found in {where} "
                                f"(set {remedy})")

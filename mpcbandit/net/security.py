@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
+import pwd
 import stat
+import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +23,11 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils.monitor import recv_monitor_message
 
-from mpcbandit.errors import ConfigError, MpcBanditError
+from mpcbandit.errors import ConfigError, MpcBanditError, printable
 from mpcbandit.files import make_private_dir, write_json, write_private
 
 __all__ = ["Keypair", "Roster", "CurveSetup", "write_keys", "write_party_key", "card_path",
-           "roster_from_cards", "load_curve", "SecurityError",
+           "roster_from_cards", "write_roster", "load_curve", "SecurityError", "curve_key",
            "PartyAuthenticator", "check_refuses_unknown_keys", "is_loopback"]
 
 ROSTER = "roster.json"
@@ -97,13 +100,31 @@ def write_party_key(keys_dir: Path, party) -> dict:
 def write_keys(keys_dir: Path, parties: list) -> Path:
     """Every party's keypair in one folder and the roster (local runs only); the roster path."""
     entries = [write_party_key(keys_dir, p) for p in parties]
-    return write_json(keys_dir / ROSTER, entries)
+    return write_roster(keys_dir / ROSTER, entries)
+
+
+def write_roster(path: Path, entries: list[dict]) -> Path:
+    """Write a roster at path; a file already there is replaced only if it is a roster too
+    (read by its content: `roster --out` given a secret key's path must not destroy it)."""
+    path = Path(path)
+    if path.exists() or path.is_symlink():
+        try:
+            old = json.loads(path.read_bytes())
+        except (OSError, ValueError) as e:  # ValueError: not UTF-8 or not JSON
+            old = e
+        if not (isinstance(old, list) and all(isinstance(entry, dict) and set(entry) == _CARD_KEYS
+                                              for entry in old)):
+            why = f"{type(old).__name__}: {old}" if isinstance(old, Exception) else "not a roster"
+            raise SecurityError(f"{path} exists and is not a roster ({printable(why, 80)}); "
+                                "nothing was written over it: give another path")
+    return write_json(path, entries)
 
 
 def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
     """The roster of a run from its parties' public cards: one per party, each matching it."""
     expected = {p.name: p for p in parties}
     entries: dict[str, dict] = {}
+    holders: dict[str, tuple[str, Path]] = {}  # public key -> the card that brought it first
     for path in card_files:
         card = _read_json(Path(path), "card")
         if not isinstance(card, dict) or set(card) != _CARD_KEYS:
@@ -119,11 +140,13 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
             if card[key] != want:
                 raise SecurityError(f"card {path}: {key} {card[key]!r} differs from the config's "
                                     f"{want!r} for {name}")
-        try:
-            if len(zmq.utils.z85.decode(card["public_key"].encode())) != 32:
-                raise ValueError("not 32 bytes")
-        except (ValueError, AttributeError, TypeError) as e:
-            raise SecurityError(f"card {path}: public_key is not a z85 CURVE key ({e})") from None
+        curve_key(card["public_key"], f"card {path}: public_key")
+        if card["public_key"] in holders:
+            first, first_path = holders[card["public_key"]]
+            raise SecurityError(f"cards {first_path} ({first}) and {path} ({name}) carry the same "
+                                "public key: one of them is not its party's own, and the key's "
+                                "owner would be refused as the other; ask both for their cards")
+        holders[card["public_key"]] = (name, Path(path))
         entries[name] = card
     missing = [n for n in expected if n not in entries]
     if missing:
@@ -135,6 +158,18 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
 _CARD_KEYS = frozenset(("name", "role", "index", "address", "public_key"))
 
 
+def curve_key(value, where: str) -> bytes:
+    """value as a z85 CURVE key (40 characters for 32 bytes); a SecurityError naming `where`."""
+    try:
+        if len(zmq.utils.z85.decode(value.encode("ascii"))) == 32:
+            return value.encode("ascii")
+        why = "not 32 bytes"
+    except (ValueError, KeyError, TypeError, AttributeError, struct.error) as e:
+        # KeyError: a character outside z85's alphabet; struct.error: a group past 2**32
+        why = f"{type(e).__name__}: {e}"
+    raise SecurityError(f"{where} is not a z85 CURVE key ({printable(repr(value), 60)}: {why})")
+
+
 def _read_json(path: Path, what: str):
     try:
         return json.loads(path.read_text())
@@ -144,11 +179,44 @@ def _read_json(path: Path, what: str):
         raise SecurityError(f"{what} {path} is not readable JSON ({type(e).__name__}: {e})") from None
 
 
-def _refuse_writable_by_others(path: Path) -> None:
-    mode = path.stat().st_mode
-    if mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise SecurityError(f"{path} is writable by group or others (mode {stat.S_IMODE(mode):04o}): "
-                            f"anyone could swap in their keys; fix with: chmod go-w {path}")
+def _refuse_unsafe_path(path: Path, what: str, folder: bool = False) -> None:
+    """OpenSSH's StrictModes check (safe_path) of path's real location, a sticky /tmp allowed
+    above: path and every folder above it, up to this user's home or /, belong to this user or
+    root; path and the folder holding a file are writable by no one else, and a higher folder
+    only if sticky (no one else may rename what it holds). docs/faults.md says why."""
+    # the keys folder is the setting's own: what is wrong with it names run.keys_dir
+    fail = (lambda why: ConfigError("run.keys_dir", why)) if folder else SecurityError
+    try:
+        real = Path(os.path.realpath(path, strict=True))
+        st = real.stat()
+    except FileNotFoundError:
+        raise ConfigError("run.keys_dir", f"{what} {path} does not exist") from None
+    except OSError as e:  # a component that is a file, permission denied, a name too long
+        raise fail(f"{what} {path}: cannot read it ({type(e).__name__}: {e})") from None
+    shown = f"{what} {path}" + (f" (really {real})" if real != Path(path).absolute() else "")
+    if folder != stat.S_ISDIR(st.st_mode) or not (folder or stat.S_ISREG(st.st_mode)):
+        raise fail(f"{shown} is not a {'folder' if folder else 'regular file'}")
+    uid, home = os.geteuid(), _home()
+    strict = {real} if folder else {real, real.parent}
+    for at in [real, *real.parents]:
+        st = at.stat() if at != real else st
+        mode, where = stat.S_IMODE(st.st_mode), shown if at == real else f"{shown}: {at} above it"
+        if st.st_uid not in (0, uid):
+            raise SecurityError(f"{where} belongs to uid {st.st_uid}, neither you nor root, who "
+                                "could swap in their keys; keep the keys in folders of yours")
+        if mode & (stat.S_IWGRP | stat.S_IWOTH) and (at in strict or not mode & stat.S_ISVTX):
+            raise SecurityError(f"{where} is writable by group or others (mode {mode:04o}): "
+                                f"anyone could swap in their keys; fix with: chmod go-w {at}")
+        if at == home:
+            break
+
+
+def _home() -> Path | None:
+    """This user's home folder, resolved (where OpenSSH's check stops), or None."""
+    try:
+        return Path(os.path.realpath(pwd.getpwuid(os.geteuid()).pw_dir))
+    except (KeyError, OSError):
+        return None
 
 
 def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
@@ -158,31 +226,44 @@ def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
                           "(make one with `mpcbandit keys CONFIG --out DIR`), "
                           "or set run.security = 'none' for a local test")
     base = Path(keys_dir)
+    _refuse_unsafe_path(base, "keys folder", folder=True)
     path = _secret_path(base, me)
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise ConfigError("run.keys_dir", f"no secret key for {me}: {path} does not exist") from None
+    if not path.exists():
+        raise ConfigError("run.keys_dir", f"no secret key for {me}: {path} does not exist")
+    _refuse_unsafe_path(path, "secret key file")
+    mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise SecurityError(f"secret key file {path} is readable by group or others "
                             f"(mode {stat.S_IMODE(mode):04o}); fix with: chmod 600 {path}")
     if not (base / ROSTER).exists():
         raise ConfigError("run.keys_dir", f"no roster: {base / ROSTER} does not exist")
-    for checked in (base, base / ROSTER):
-        _refuse_writable_by_others(checked)
+    _refuse_unsafe_path(base / ROSTER, "roster")
     data = _read_json(path, "secret key file")
     entries = _read_json(base / ROSTER, "roster")
     try:
-        keys = {e["name"]: e["public_key"].encode() for e in entries}
-        data["public"], data["secret"]
+        keys = {e["name"]: curve_key(e["public_key"], f"{base / ROSTER}: {e['name']}'s public_key")
+                for e in entries}
+        curve_key(data["public"], f"{path}: public"), curve_key(data["secret"], f"{path}: secret")
     except (KeyError, TypeError, AttributeError) as e:
         raise SecurityError(f"{base / ROSTER} or {path} lacks a field ({e})") from None
+    _refuse_shared_keys(keys, base / ROSTER)
     missing = [p for p in [me, *peers] if p not in keys]
     if missing:
         raise ConfigError("run.keys_dir", f"roster {base / ROSTER} has no key for {', '.join(missing)}")
     if keys[me] != data["public"].encode():
         raise SecurityError(f"{path} does not match the roster's public key for {me}")
     return CurveSetup(me, Keypair(data["public"].encode(), data["secret"].encode()), Roster(keys))
+
+
+def _refuse_shared_keys(keys: dict[str, bytes], roster: Path) -> None:
+    """A SecurityError naming both parties if two roster entries hold one public key."""
+    names: dict[bytes, str] = {}
+    for name, key in keys.items():
+        if key in names:
+            raise SecurityError(f"roster {roster}: {names[key]} and {name} have the same public "
+                                "key (the key's owner would be taken for the first); rebuild it "
+                                "with `mpcbandit roster` from each party's own card")
+        names[key] = name
 
 
 class PartyAuthenticator(ThreadAuthenticator):

@@ -29,7 +29,7 @@ class DemoSection:
     inputs: int = spec(2, min=2, max=64, doc="input holders (n >= 2)")
     computing: int = spec(2, min=2, max=64, doc="computing parties (at least 2, else no secrecy)")
     length: int = spec(16, min=1, max=10_000_000, doc="entries per input vector")
-    iterations: int = spec(1, min=1, doc="repeat the secure sum on fresh inputs")
+    iterations: int = spec(1, min=1, max=10**9, doc="repeat the secure sum on fresh inputs")
 
 
 def roles(s: DemoSection) -> list[tuple[str, int]]:

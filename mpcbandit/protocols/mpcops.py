@@ -36,7 +36,7 @@ class MpcOpsSection:
     ops: list[str] = spec(list(OPS), doc="ops to run, from add, mul, lt, argmax, reciprocal, exp "
                                          "(and 'exchange': one bare round, the transport floor)")
     size: int = spec(1000, min=1, max=10_000_000, doc="elements per call (all ops but argmax)")
-    arms: list[int] = spec([10, 100], doc="argmax vector lengths A")
+    arms: list[int] = spec([10, 100], max=10_000_000, doc="argmax vector lengths A")
     repeats: int = spec(7, min=1, max=100_000, doc="timed calls per op (median reported)")
     frac_bits: int = spec(20, min=8, max=40, doc="fixed-point fractional bits L")
     trunc: str = spec("auto", choices=TRUNC_CHOICES, doc="truncation after products")
