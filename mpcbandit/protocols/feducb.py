@@ -71,8 +71,10 @@ class FeducbSection(TaskRewards):
     delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
     noise: str = spec("gaussian", choices=NOISES,
                       doc="gaussian (shifted by 2 Upsilon) | wishart | shifted-wishart | none")
-    schedule: str = spec("threshold", choices=SCHEDULES,
-                         doc="threshold (log-det rule with D) | mlogt | m1.5 | mt (fixed)")
+    schedule: str = spec("mlogt", choices=SCHEDULES,
+                         doc="mlogt | m1.5 | mt (fixed, data-independent) | threshold (the "
+                             "paper's log-det rule with D: outside the privacy proof, "
+                             "feducb-paper.toml)")
     threshold: float = spec(0.0, min=0.0, doc="D of the log-det rule; 0: Theorem 1's choice")
     lam: float = spec(1.0, doc="ridge regularizer per agent when noise = none (> 0)")
     alpha: float = spec(0.1, doc="failure probability of the confidence bounds, in (0, 1)")

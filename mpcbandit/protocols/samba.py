@@ -65,8 +65,8 @@ class SambaSection:
                               "unless insecure_small_keys)")
     insecure_small_keys: bool = spec(False, doc="allow Paillier keys below 2048 bits: fast tests "
                                      "only, such keys can be factored")
-    fresh_seeds: bool = spec(False, doc="draw the protocol seeds from os.urandom (deployment); "
-                             "false derives them from the config seed so --plaintext matches")
+    fresh_seeds: bool = spec(True, doc="protocol seeds from os.urandom (private); false: from the "
+                             "config seed, so --plaintext matches (reproduction, not private)")
 
     def validate(self, path: str) -> None:
         if self.algorithm not in ALGORITHMS:
