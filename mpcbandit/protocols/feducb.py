@@ -200,7 +200,7 @@ def _central_agent(ctx: PartyContext) -> dict:
     start, st = ctx.resume() or (0, None)
     if st is not None:
         env.load_state(st["env"])
-        priv.load_state(st["priv"], same_noise=s.seeded_noise)
+        priv.load_state(st["priv"])
         est.load_state(st["est"])
     arms, rewards, regret, betas = (([], [], [], []) if st is None else
                                     (st["arms"], st["rewards"], st["regret"], st["beta"]))
@@ -273,7 +273,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     if st is not None:  # go on from the checkpoint of round `start`
         env.load_state(st["env"])
         for pr, ps in zip(privs, st["privs"]):
-            pr.load_state(ps, same_noise=s.seeded_noise)
+            pr.load_state(ps)
         est.load_state(st["est"])
         latest = [{int(k): (np.asarray(gm), np.asarray(v)) for k, gm, v in slot}
                   for slot in st["latest"]]
