@@ -4,12 +4,14 @@ numpy error later. A leaf module: the MPC engine and the protocols both use it."
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mpcbandit.errors import ProtocolError
 
 __all__ = ["expect_array", "expect_bytes", "expect_fields", "expect_field", "expect_index",
-           "expect_bool", "expect_real", "kind_of"]
+           "expect_bool", "expect_real", "expect_finite", "kind_of"]
 
 
 def kind_of(body) -> str:
@@ -22,11 +24,29 @@ def kind_of(body) -> str:
 
 def expect_array(body, shape: tuple[int, ...], peer: str, tag: str,
                  dtype: type = np.float64) -> np.ndarray:
-    """body as an array of exactly this shape and dtype."""
+    """body as an array of exactly this shape and dtype; a float array also finite."""
     if not isinstance(body, np.ndarray) or body.shape != tuple(shape) or body.dtype != dtype:
         raise ProtocolError(peer, tag, f"expected a {np.dtype(dtype)} array of shape "
                             f"{tuple(shape)}, got {kind_of(body)}")
+    # one NaN in a Gram matrix poisons every estimate built from it, silently: refuse it here
+    # (ring arrays are integers: every value is a valid share)
+    if body.dtype.kind == "f" and not np.isfinite(body).all():
+        raise ProtocolError(peer, tag, f"{kind_of(body)} holds values that are not finite "
+                                       f"(NaN or inf), first at {_first_non_finite(body)}")
     return body
+
+
+def expect_finite(values: list[float], peer: str, tag: str, what: str) -> list[float]:
+    """values (floats a peer sent, e.g. decrypted scores) if all are finite, else a
+    ProtocolError naming what and the first position that is not."""
+    if not all(map(math.isfinite, values)):
+        at = next(i for i, v in enumerate(values) if not math.isfinite(v))
+        raise ProtocolError(peer, tag, f"{what} at position {at} is {values[at]!r}: not finite")
+    return values
+
+
+def _first_non_finite(body: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(~np.isfinite(body))[0])
 
 
 def expect_bytes(body, size: int, peer: str, tag: str) -> bytes:

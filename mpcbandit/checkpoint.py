@@ -1,11 +1,12 @@
 """A party's checkpoints: its state after an iteration, bound to the run and authenticated.
 
-Each file holds the party's name, the iteration and the run's identity record (what the
-parties agreed on in the hello: protocol, seed, section, party table) beside the state, and an
-HMAC-SHA256 over all of it, keyed by a secret that is made on the party's host at its first
-checkpoint and never leaves it. A flipped bit, another seed's checkpoint, a config edited
-before `--resume`, or a file copied from another party is refused, naming the file and what
-differs.
+Each file holds the party's name, the iteration, the run's identity record (what the
+parties agreed on in the hello: protocol, seed, section, party table) and the run's id (a nonce
+made once when the run starts, kept in its run.json) beside the state, and an HMAC-SHA256 over
+all of it, keyed by a secret that is made on the party's host at its first checkpoint and never
+leaves it. A flipped bit, another seed's checkpoint, a config edited before `--resume`, a file
+copied from another party, or one from another run of the same config and seed is refused,
+naming the file and what differs.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ def checkpoint_iterations(folder: Path) -> list[int]:
 class CheckpointStore:
     """One party's checkpoint folder."""
 
-    def __init__(self, root: Path, party: str, identity: dict[str, Any]):
+    def __init__(self, root: Path, party: str, identity: dict[str, Any], run_id: str | None = None):
         self.folder = Path(root) / party
         self.party = party
-        self.identity = identity
+        # two runs of one config and seed differ only here: their shares and keys do not mix
+        self.identity = identity if run_id is None else {**identity, "run_id": run_id}
 
     def path(self, iteration: int | str) -> Path:
         """The file of the checkpoint after `iteration` (or FINISHED)."""

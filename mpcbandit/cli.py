@@ -186,6 +186,9 @@ def _stop_on_sigterm(signum, frame) -> None:
               help="Save state every N iterations.")
 @click.option("--resume-from", type=click.IntRange(min=0), default=None, metavar="ITERATION",
               help="Continue from this party's checkpoint at ITERATION.")
+@click.option("--run-id", default=None, metavar="ID",
+              help="The run instance its checkpoints belong to (with --checkpoint-every or "
+                   "--resume-from): one new id per run, the same on every host and on resume.")
 @_insecure_opt
 @_log_opt
 @_seed_opt
@@ -193,8 +196,8 @@ def _stop_on_sigterm(signum, frame) -> None:
 @_set_opt
 def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
           progress: Path | None, checkpoint_dir: Path | None, checkpoint_every: int,
-          resume_from: int | None, insecure: bool, log_level: str, seed: int | None,
-          net: str | None, sets: tuple[str, ...]) -> None:
+          resume_from: int | None, run_id: str | None, insecure: bool, log_level: str,
+          seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from mpcbandit.files import write_json
     from mpcbandit.identity import config_digest
@@ -207,12 +210,14 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
         _warn_if_not_private(cfg)
         if session is None:  # fresh per run all the same: the hello's nonces enter every link's id
             session = config_digest(cfg)[:16]
-        if (checkpoint_every or resume_from is not None) and checkpoint_dir is None:
-            raise click.UsageError("--checkpoint-every/--resume-from need --checkpoint-dir")
+        if (checkpoint_every or resume_from is not None) and (checkpoint_dir is None or not run_id):
+            raise click.UsageError("--checkpoint-every/--resume-from need --checkpoint-dir and "
+                                   "--run-id (a new id per run, the same on every host and "
+                                   "again on resume)")
         out = run_party(cfg, role, index, session=session, result_path=result,
                         progress_path=progress, checkpoint_dir=checkpoint_dir,
                         checkpoint_every=checkpoint_every, resume_from=resume_from,
-                        insecure=insecure)
+                        insecure=insecure, run_id=run_id)
     except BaseException as e:  # noqa: BLE001 - reported to the launcher, then re-raised as exit
         reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if result is not None:

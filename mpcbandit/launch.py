@@ -324,23 +324,30 @@ def resume_run(out_dir: Path, echo=print) -> dict:
     with RunLock(out_dir, fresh=True) as lock:  # held from reading the run to its end
         try:
             meta = json.loads(run_file.read_text())
-            meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every")} | {
+            meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every", "run_id")} | {
                 "insecure": bool(meta.get("insecure", False))}
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+        except KeyError as e:  # run_id too: a run started before checkpoints named their run
+            raise MpcBanditError(f"{run_file} lacks {e}; cannot resume this run") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as e:
             raise MpcBanditError(f"{run_file} is damaged ({type(e).__name__}: {e}); cannot "
                                  "resume this run") from None
         cfg = load_config(meta["config"], meta["overrides"])
         start = common_checkpoint(out_dir, [p.name for p in cfg.parties()])
         echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
         return run_local(cfg, out_dir, echo=echo, checkpoint_every=meta["checkpoint_every"],
-                         resume_from=start, insecure=meta["insecure"], lock=lock)
+                         resume_from=start, insecure=meta["insecure"], lock=lock,
+                         run_id=meta["run_id"])
 
 
 def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print,
               checkpoint_every: int = 0, resume_from: int | None = None, insecure: bool = False,
-              log_level: str = "INFO", lock: RunLock | None = None) -> dict:
+              log_level: str = "INFO", lock: RunLock | None = None,
+              run_id: str | None = None) -> dict:
     """Run every party of the (loaded, validated) config as a local process; return the summary.
-    `lock`: the caller's lock on out_dir, held since before its own work (else taken here)."""
+
+    `lock`: the caller's lock on out_dir, held since before its own work (else taken here). A
+    new run gets a fresh run_id (kept in run.json); a resumed one passes its own, so each
+    party's checkpoints load only into the run instance that wrote them."""
     if not plaintext:
         check_security_mode(cfg, insecure)
     if checkpoint_every or resume_from is not None:
@@ -351,15 +358,17 @@ def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print
         if plaintext:
             return run_plaintext(cfg, out_dir, echo)
         if resume_from is None:
+            run_id = secrets.token_hex(16)
             write_json(out_dir / "run.json", {"config": str(Path(cfg.source).resolve()),
                                               "overrides": list(cfg.overrides),
                                               "checkpoint_every": checkpoint_every,
-                                              "insecure": insecure})
-        return _run_parties(cfg, out_dir, echo, checkpoint_every, resume_from, insecure, log_level)
+                                              "insecure": insecure, "run_id": run_id})
+        return _run_parties(cfg, out_dir, echo, checkpoint_every, resume_from, insecure, log_level,
+                            run_id)
 
 
 def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
-                 resume_from: int | None, insecure: bool, log_level: str) -> dict:
+                 resume_from: int | None, insecure: bool, log_level: str, run_id: str) -> dict:
     """Spawn every party, watch them to the end, and write the run's summary."""
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
@@ -393,7 +402,7 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
                 cmd += ["--set", o]
             if checkpoint_every or resume_from is not None:
                 cmd += ["--checkpoint-dir", str(out_dir / "checkpoints"),
-                        "--checkpoint-every", str(checkpoint_every)]
+                        "--checkpoint-every", str(checkpoint_every), "--run-id", run_id]
             if resume_from is not None:
                 cmd += ["--resume-from", str(resume_from)]
             if insecure:

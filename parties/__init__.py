@@ -48,7 +48,8 @@ def check_security_mode(cfg: Config, insecure: bool) -> None:
 def run_party(cfg: Config, role: str, index: int, *, session: str,
               result_path: Path | None = None, progress_path: Path | None = None,
               checkpoint_dir: Path | None = None, checkpoint_every: int = 0,
-              resume_from: int | None = None, insecure: bool = False) -> dict:
+              resume_from: int | None = None, insecure: bool = False,
+              run_id: str | None = None) -> dict:
     """Run one party of cfg to completion and return (and optionally write) its result."""
     check_security_mode(cfg, insecure)
     proto = get_protocol(cfg.protocol)
@@ -86,7 +87,8 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
             check_same_run(peer, mine, greeting)
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
-                           checkpoint_every=checkpoint_every, resume_from=resume_from)
+                           checkpoint_every=checkpoint_every, resume_from=resume_from,
+                           run_id=run_id)
         log.info("protocol %s started", cfg.protocol)
         record = run_timed(proto.run_role, ctx)
         close_s = chan.finish()

@@ -16,7 +16,8 @@ STORE = REPO / "tests" / "data" / "protocol_fingerprints.json"
 
 _NONE = 'run.security="none"'
 _SMALL_KEYS = ["samba.paillier_bits=512", "samba.insecure_small_keys=true", "samba.budget=120",
-               "samba.arms=4"]
+               "samba.arms=4", "samba.fresh_seeds=false"]
+_THRESHOLD = 'feducb.schedule="threshold"'  # the rule these fingerprints were recorded with
 
 #: name -> (config, overrides); every source of randomness that reaches a result is seeded
 CASES: dict[str, tuple[str, list[str]]] = {
@@ -32,8 +33,10 @@ CASES: dict[str, tuple[str, list[str]]] = {
     **{f"jdp-{noise}": ("configs/jdp-synthetic.toml",
                         ["jdp.horizon=40", "jdp.seeded_noise=true", f'jdp.noise="{noise}"'])
        for noise in ("gaussian", "wishart", "shifted-wishart", "none")},
-    "feducb": ("configs/feducb-synthetic.toml", ["feducb.horizon=30", "feducb.seeded_noise=true"]),
-    "feducb-p2p": ("configs/feducb-p2p.toml", ["feducb.horizon=30", "feducb.seeded_noise=true"]),
+    "feducb": ("configs/feducb-synthetic.toml",
+               ["feducb.horizon=30", "feducb.seeded_noise=true", _THRESHOLD]),
+    "feducb-p2p": ("configs/feducb-p2p.toml",
+                   ["feducb.horizon=30", "feducb.seeded_noise=true", _THRESHOLD]),
 }
 
 #: output keys that measure time or a machine, or count bytes (held by the records' bytes_sent,

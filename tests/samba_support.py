@@ -11,8 +11,9 @@ SYNTHETIC = REPO / "configs" / "samba-synthetic.toml"
 
 
 def samba_config(**overrides):
-    """The synthetic samba config with samba.<key>=value overrides (small Paillier keys)."""
-    sets = {"paillier_bits": 256, "insecure_small_keys": True, **overrides}
+    """The synthetic samba config with samba.<key>=value overrides (small Paillier keys; seeds
+    from the config seed, so a run equals --plaintext, unless fresh_seeds=True)."""
+    sets = {"paillier_bits": 256, "insecure_small_keys": True, "fresh_seeds": False, **overrides}
     return load_config(SYNTHETIC, [f"samba.{k}={_toml(v)}" for k, v in sets.items()])
 
 

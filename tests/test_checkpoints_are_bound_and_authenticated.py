@@ -1,13 +1,17 @@
 """A checkpoint resumes only into the run and party that wrote it, on the host that wrote it:
-a flipped bit, another seed's checkpoint, an edited config, another party's file, or a missing
-MAC key is refused naming the file and what differs."""
+a flipped bit, another seed's checkpoint, an edited config, another party's file, another run
+of the same config and seed, or a missing MAC key is refused naming the file and what differs."""
 
+import json
 import shutil
+import signal
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conftest import REPO
+from partyprocs import kill_party, party_pids, start_run, wait_for_progress
 from mpcbandit.checkpoint import CheckpointError, CheckpointStore
 from mpcbandit.config import load_config
 from mpcbandit.identity import identity_fields
@@ -82,3 +86,51 @@ def test_a_protocol_that_cannot_checkpoint_refuses_the_option_saying_why(cli, tm
     assert "mpcops cannot checkpoint or resume: a benchmark" in proc.stderr
     assert "demo, feducb, hannun, jdp, o3m, samba" in proc.stderr
     assert not (tmp_path / "parties").exists()  # refused before any party started
+
+
+def test_a_checkpoint_of_another_run_instance_of_the_same_config_is_refused(tmp_path):
+    cfg = load_config(REPO / "configs/demo-sum.toml", ["network.base_port=7500"])
+    CheckpointStore(tmp_path, "compute.0", identity_fields(cfg, addresses=False), "run-b").save(4, STATE)
+    with pytest.raises(CheckpointError) as e:
+        CheckpointStore(tmp_path, "compute.0", identity_fields(cfg, addresses=False), "run-a").load(4)
+    assert "4.ckpt is of another run: run_id: checkpoint 'run-b', this run 'run-a'" in str(e.value)
+
+
+# two runs of one config and seed, each killed past iteration KILL_AFTER: with a checkpoint
+# every EVERY iterations, both keep iteration RESUMED_AT, where the first resumes
+EVERY, KILL_AFTER, RESUMED_AT = 250, 600, 500
+
+
+def killed_run(out: Path) -> None:
+    launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", "demo.iterations=1500",
+                         "--set", "demo.length=8", "--set", "run.deadline_s=15",
+                         "--net", "one_way_ms=2,mbit_s=10000", "--checkpoint-every", EVERY, out=out)
+    wait_for_progress(out / "progress", minimum=KILL_AFTER)
+    err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
+    assert launcher.returncode != 0 and "compute.0" in err, err
+
+
+def test_a_partys_checkpoints_from_another_run_of_the_same_config_and_seed_are_refused(cli, tmp_path):
+    """The output party's whole checkpoint folder (its MAC key too) taken from another run of
+    the same config and seed: the resume names the file and the two runs before any party
+    computes with it."""
+    this, other = tmp_path / "this", tmp_path / "other"
+    killed_run(this)
+    killed_run(other)
+    shutil.rmtree(this / "checkpoints" / "output.0")
+    shutil.copytree(other / "checkpoints" / "output.0", this / "checkpoints" / "output.0")
+    assert (this / "checkpoints" / "output.0" / f"{RESUMED_AT}.ckpt").exists()
+    proc = cli("run", "--resume", this, check=False)
+    assert proc.returncode != 0, proc.stdout
+    theirs, ours = (json.loads((d / "run.json").read_text())["run_id"] for d in (other, this))
+    assert f"output.0/{RESUMED_AT}.ckpt is of another run: run_id: checkpoint '{theirs}', " \
+           f"this run '{ours}'" in proc.stderr, proc.stderr
+    assert not (this / "summary.json").exists()
+
+
+def test_a_party_that_checkpoints_needs_the_runs_id(cli, tmp_path):
+    proc = cli("party", "configs/demo-sum.toml", "--role", "input", "--index", "0",
+               "--set", "network.base_port=7600", "--set", "run.startup_s=2",
+               "--set", 'run.security="none"',
+               "--checkpoint-dir", tmp_path, "--checkpoint-every", "5", check=False)
+    assert proc.returncode != 0 and "--run-id" in proc.stderr, proc.stderr

@@ -36,7 +36,8 @@ def test_jdp_runs_learner_privatizer_env_as_processes(tmp_path):
 
 
 def test_feducb_centralized_runs_controller_and_agents_as_processes(tmp_path):
-    s = _run(tmp_path, "feducb-synthetic.toml", "feducb.horizon=30", "feducb.agents=3")
+    s = _run(tmp_path, "feducb-synthetic.toml", "feducb.horizon=30", "feducb.agents=3",
+             'feducb.schedule="threshold"')
     roles = sorted(f"{p['role']}.{p['index']}" for p in s["parties"])
     assert roles == ["agent.0", "agent.1", "agent.2", "controller.0"]
     assert len({p["pid"] for p in s["parties"]}) == 4

@@ -71,6 +71,7 @@ def test_wishart_releases_stay_inside_their_accuracy_bounds(noise, eps):
 def test_a_one_node_prefix_would_fall_below_the_wishart_rho_min():
     # why releases are padded to m draws: unpadded, t = 1 (one node) misses the bound
     params = privacy_params("wishart", epsilon=1.0, delta=0.1, dims=5, releases=256)
-    tree = TreeMechanism(6, 256, params.node_noise(seeded_source(6, "pad-test")))
+    src = seeded_source(6, "pad-test")
+    tree = TreeMechanism(6, 256, params.node_noise(lambda label: src))
     one_node = tree.insert(np.zeros((6, 6)))[:5, :5]
     assert np.linalg.eigvalsh(one_node)[-1] < params.rho_min

@@ -25,8 +25,9 @@ def _noise_of_releases(params, seed: int) -> tuple[np.ndarray, list[int]]:
     nodes = []
     rng = np.random.default_rng(seed)
     for r in range(N):
-        tree = TreeMechanism(dim, 8, params.node_noise(src), shift=params.shift,
-                             pad_noise=params.pad_noise(src))
+        stream = lambda label: src  # noqa: E731 - every draw from one stream, as before
+        tree = TreeMechanism(dim, 8, params.node_noise(stream), shift=params.shift,
+                             pad_noise=params.pad_noise(stream))
         total = np.zeros((dim, dim))
         nodes = []
         for t in range(STEPS):

@@ -43,24 +43,36 @@ def test_privatizer_resumed_with_seeded_noise_releases_the_uninterrupted_sums():
     expected = [whole.initial()] + [whole.privatize(q) for q in qs]
     got = [first.initial()] + [first.privatize(q) for q in qs[:13]]
     again = Privatizer(PARAMS, seeded_source(1, "p"))
-    again.load_state(through_file(first.state()), same_noise=True)
+    again.load_state(through_file(first.state()))
     got += [again.privatize(q) for q in qs[13:]]
     for (g, v), (eg, ev) in zip(got, expected, strict=True):
         assert np.array_equal(g, eg) and np.array_equal(v, ev)
     assert again.tree.count == 30
 
 
-def test_privatizer_state_holds_no_noise_seed_and_unseeded_resume_draws_fresh_noise():
+def test_an_unseeded_privatizer_resumed_spends_its_noise_once_per_statistic():
+    """Its noise key travels in the state: the same item re-inserted after a resume is released
+    as before; another item gets other noise (not the same noise over a different sum)."""
     first = Privatizer(PARAMS, NormalSource())
     for q in items(5):
         first.privatize(q)
     blob = pack_value(first.state(), "test")
-    assert first.src.prg.seed not in blob
+    q, other = items(2, seed=9)
+    released = first.privatize(q)
     a, b = Privatizer(PARAMS, NormalSource()), Privatizer(PARAMS, NormalSource())
     for p in (a, b):
-        p.load_state(unpack_value(blob, "test"), same_noise=False)
-    q = items(1, seed=9)[0]
-    assert not np.array_equal(a.privatize(q)[0], b.privatize(q)[0])  # fresh noise each
+        p.load_state(unpack_value(blob, "test"))
+    again, changed = a.privatize(q), b.privatize(other)
+    assert all(np.array_equal(x, y) for x, y in zip(again, released))
+    moved = other - q
+    assert not np.allclose(changed[1] - released[1], moved[:-1, -1], atol=1e-6)
+
+
+def test_a_privatizer_state_without_its_noise_key_is_refused():
+    state = Privatizer(PARAMS, NormalSource()).state()
+    del state["noise_key"]  # what a checkpoint written before keyed noise holds
+    with pytest.raises(ValueError, match="before its noise was keyed"):
+        Privatizer(PARAMS, NormalSource()).load_state(state)
 
 
 def test_environment_and_estimators_continue_from_their_state():
@@ -82,7 +94,7 @@ def test_environment_and_estimators_continue_from_their_state():
 
 
 def test_a_tree_state_from_before_padding_resumes_unpadded_and_is_refused_padded():
-    def ones():
+    def ones(label=b""):
         return np.ones((3, 3))
     old = TreeMechanism(3, 8, ones)
     old.insert(np.zeros((3, 3)))
@@ -91,6 +103,6 @@ def test_a_tree_state_from_before_padding_resumes_unpadded_and_is_refused_padded
     plain = TreeMechanism(3, 8, ones)
     plain.load_state(state)
     np.testing.assert_array_equal(plain.release(), old.release())
-    padded = TreeMechanism(3, 8, ones, pad_noise=lambda n: n * ones())
+    padded = TreeMechanism(3, 8, ones, pad_noise=lambda n, label: n * ones())
     with pytest.raises(ValueError, match="before Wishart releases were padded"):
         padded.load_state(state)

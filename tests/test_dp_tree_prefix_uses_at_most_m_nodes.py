@@ -7,7 +7,7 @@ from mpcbandit.dp.tree import TreeMechanism, tree_depth
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 100, 1000])
 def test_every_prefix_uses_at_most_m_nodes_and_sums_exactly_without_noise(n):
     d = 3
-    tree = TreeMechanism(d, n, lambda: np.zeros((d, d)))
+    tree = TreeMechanism(d, n, lambda label: np.zeros((d, d)))
     rng = np.random.default_rng(n)
     total = np.zeros((d, d))
     worst = 0
@@ -24,7 +24,7 @@ def test_every_prefix_uses_at_most_m_nodes_and_sums_exactly_without_noise(n):
 
 
 def test_insert_beyond_budget_is_refused():
-    tree = TreeMechanism(2, 4, lambda: np.zeros((2, 2)))
+    tree = TreeMechanism(2, 4, lambda label: np.zeros((2, 2)))
     for _ in range(4):
         tree.insert(np.eye(2))
     with pytest.raises(ValueError, match="4 inserts"):
@@ -34,8 +34,8 @@ def test_insert_beyond_budget_is_refused():
 def test_each_node_noise_is_drawn_once_and_reused():
     draws = []
 
-    def noise():
-        draws.append(1)
+    def noise(label):
+        draws.append(label)
         return np.full((2, 2), float(len(draws)))
 
     tree = TreeMechanism(2, 8, noise)

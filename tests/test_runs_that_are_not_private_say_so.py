@@ -12,7 +12,7 @@ from mpcbandit.protocols import privacy_record
 
 
 @pytest.mark.parametrize("config,sets,private,named", [
-    ("samba-synthetic.toml", [], False, "samba.fresh_seeds = false"),
+    ("samba-synthetic.toml", ["samba.fresh_seeds=false"], False, "samba.fresh_seeds = false"),
     ("samba-synthetic.toml", ["samba.fresh_seeds=true"], True, None),
     ("jdp-synthetic.toml", ["jdp.seeded_noise=true"], False, "jdp.seeded_noise = true"),
     ("jdp-synthetic.toml", ["jdp.seeded_noise=false"], True, None),

@@ -70,21 +70,23 @@ class PrivacyParams:
     node_eps: float        # per-node privacy: eps / sqrt(8 m ln(2/delta))
     node_delta: float      # delta / 2m
 
-    def node_noise(self, src: NormalSource) -> Callable[[], np.ndarray]:
-        """A sampler of one tree node's (d+1) x (d+1) noise."""
+    def node_noise(self, source: Callable[[bytes], NormalSource]) -> Callable[[bytes], np.ndarray]:
+        """A sampler of one tree node's (d+1) x (d+1) noise; source(label) gives the draw's
+        source (keyed by what it covers, or one stream for every label)."""
         dim = self.dims + 1
         if self.noise == "gaussian":
-            return lambda: symmetric_gaussian(src, dim, self.sigma_noise)
+            return lambda label: symmetric_gaussian(source(label), dim, self.sigma_noise)
         if self.noise in WISHARTS:
-            return lambda: wishart(src, dim, self.l_tilde2, self.wishart_k)
-        return lambda: np.zeros((dim, dim))
+            return lambda label: wishart(source(label), dim, self.l_tilde2, self.wishart_k)
+        return lambda label: np.zeros((dim, dim))
 
-    def pad_noise(self, src: NormalSource) -> Callable[[int], np.ndarray] | None:
-        """n -> n nodes' noise in one draw (W(L~^2 I, n k)), for the Wishart variants, whose
-        bounds need every release to sum m nodes' noise; None for the others."""
+    def pad_noise(self, source: Callable[[bytes], NormalSource]) -> Callable[[int, bytes], np.ndarray] | None:
+        """(n, label) -> n nodes' noise in one draw (W(L~^2 I, n k)), for the Wishart variants,
+        whose bounds need every release to sum m nodes' noise; None for the others."""
         if self.noise not in WISHARTS:
             return None
-        return lambda n: wishart(src, self.dims + 1, self.l_tilde2, n * self.wishart_k)
+        return lambda n, label: wishart(source(label), self.dims + 1, self.l_tilde2,
+                                        n * self.wishart_k)
 
     def entry_variance(self, nodes: int) -> np.ndarray:
         """Per-entry variance of a release built from `nodes` tree nodes, (d+1) x (d+1)."""

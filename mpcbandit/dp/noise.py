@@ -4,18 +4,21 @@ Privacy noise must be unpredictable to the other parties, so it comes from
 ``mpcbandit.mpc.prg.Prg`` (AES-256-CTR) and not from numpy's generators: uniforms from the
 keystream, normals by Box-Muller, chi-squares by Marsaglia-Tsang (gamma), Wishart matrices by
 the Bartlett decomposition. ``NormalSource(seed=...)`` gives a reproducible stream (tests,
-figures); ``NormalSource()`` seeds from os.urandom (deployments).
+figures); ``NormalSource()`` seeds from os.urandom (deployments). ``keyed_source(key, label)`` is
+the source of one draw named by label: the same key and label give the same noise, any other
+label noise independent of it (HMAC-SHA256 as the PRF).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 
 import numpy as np
 
 from mpcbandit.mpc.prg import Prg
 
-__all__ = ["NormalSource", "symmetric_gaussian", "wishart", "seeded_source"]
+__all__ = ["NormalSource", "symmetric_gaussian", "wishart", "seeded_source", "keyed_source"]
 
 
 class NormalSource:
@@ -23,10 +26,6 @@ class NormalSource:
 
     def __init__(self, seed: bytes | None = None):
         self.prg = Prg(seed)
-
-    def seek(self, position: int) -> None:
-        """Continue this source's stream from byte `position` (a checkpoint's noise position)."""
-        self.prg = Prg.at(self.prg.seed, position)
 
     def uniform(self, n: int) -> np.ndarray:
         """n uniforms in (0, 1] with 53 random bits each."""
@@ -75,6 +74,11 @@ class NormalSource:
 def seeded_source(seed: int, purpose: str) -> NormalSource:
     """A reproducible NormalSource for (seed, purpose): for tests and figures, not deployments."""
     return NormalSource(hashlib.sha256(f"dp-noise/{seed}/{purpose}".encode()).digest())
+
+
+def keyed_source(key: bytes, label: bytes) -> NormalSource:
+    """The source of the draw named label under a secret key (a PRF: HMAC-SHA256)."""
+    return NormalSource(hmac.new(key, label, hashlib.sha256).digest())
 
 
 def symmetric_gaussian(src: NormalSource, dim: int, sigma: float) -> np.ndarray:

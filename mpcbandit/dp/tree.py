@@ -11,16 +11,26 @@ Given `pad_noise` (n -> the noise of n nodes in one draw), every release is buil
 m nodes' noise: the prefix's nodes plus m - popcount(t) nodes' worth drawn fresh (Wishart noise,
 whose accuracy bounds rho_min, rho_max are stated for a sum of m draws: a prefix of fewer nodes
 would fall below rho_min). Extra independent noise is post-processing: privacy is unchanged.
+
+Each draw is named by a label: the insert that completes a node and a digest of the node's
+exact sum (`node_label`). A caller that keys its noise by the label (the Privatizer does)
+spends noise once per statistic: a resumed run that re-inserts the same items releases the same
+sums again, identically, and a different item gets noise of its own, never the noise already
+spent on another sum (which would release the difference of the two noise-free).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["TreeMechanism", "tree_depth"]
+__all__ = ["TreeMechanism", "tree_depth", "node_label", "EMPTY_LABEL"]
+
+#: the label of the empty prefix's noise (before any data)
+EMPTY_LABEL = b"empty"
 
 
 def tree_depth(n: int) -> int:
@@ -30,11 +40,21 @@ def tree_depth(n: int) -> int:
     return 1 + math.ceil(math.log2(n))
 
 
-class TreeMechanism:
-    """Private running sums of (dim x dim) items; at most `capacity` inserts."""
+def node_label(kind: bytes, count: int, exact: np.ndarray) -> bytes:
+    """The name of a draw: its kind (node, pad), the insert it belongs to and a digest of the
+    exact sum it covers."""
+    digest = hashlib.sha256(np.ascontiguousarray(exact, dtype=np.float64).tobytes()).digest()
+    return b"%s/%d/" % (kind, count) + digest
 
-    def __init__(self, dim: int, capacity: int, node_noise: Callable[[], np.ndarray],
-                 shift: float = 0.0, pad_noise: Callable[[int], np.ndarray] | None = None):
+
+class TreeMechanism:
+    """Private running sums of (dim x dim) items; at most `capacity` inserts.
+
+    node_noise(label) draws one node's noise, pad_noise(n, label) n nodes' worth in one draw.
+    """
+
+    def __init__(self, dim: int, capacity: int, node_noise: Callable[[bytes], np.ndarray],
+                 shift: float = 0.0, pad_noise: Callable[[int, bytes], np.ndarray] | None = None):
         self.dim, self.capacity, self.pad_noise = dim, capacity, pad_noise
         self.depth = tree_depth(capacity)
         self.node_noise = node_noise
@@ -79,10 +99,13 @@ class TreeMechanism:
         for i in range(j):
             self._exact[i] = np.zeros((self.dim, self.dim))
             self._noisy[i] = np.zeros((self.dim, self.dim))
-        self._noisy[j] = self._exact[j] + self.node_noise()
+        self._noisy[j] = self._exact[j] + self.node_noise(node_label(b"node", self.count, self._exact[j]))
         if self.pad_noise is not None:
             missing = self.depth - bin(self.count).count("1")
-            self._padding = self.pad_noise(missing) if missing else np.zeros((self.dim, self.dim))
+            prefix = sum((self._exact[b] for b in range(self.depth) if self.count >> b & 1),
+                         np.zeros((self.dim, self.dim)))  # the release's exact sum
+            self._padding = (self.pad_noise(missing, node_label(b"pad", self.count, prefix))
+                             if missing else np.zeros((self.dim, self.dim)))
         return self.release()
 
     def release(self) -> np.ndarray:
@@ -91,7 +114,8 @@ class TreeMechanism:
         padded = self.pad_noise is not None
         if not bits:
             if self._empty_noise is None:
-                self._empty_noise = self.pad_noise(self.depth) if padded else self.node_noise()
+                self._empty_noise = (self.pad_noise(self.depth, EMPTY_LABEL) if padded
+                                     else self.node_noise(EMPTY_LABEL))
             total = self._empty_noise.copy()
         else:
             total = sum((self._noisy[j] for j in bits), self._padding)

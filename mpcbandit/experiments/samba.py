@@ -50,10 +50,13 @@ TIME_COLUMNS = ["dataset", "algorithm", "N", "K", "net", "wall_s", "protocol_s",
 
 def samba_config(dataset: str, algorithm: str, budget: int, arms: int, net: str,
                  extra: list[str]) -> Config:
-    """The dataset's shipped config (configs/samba-DATASET.toml) with this point's settings."""
+    """The dataset's shipped config (configs/samba-DATASET.toml) with this point's settings, in
+    reproduction mode: each secure point is checked against the standard algorithm (Theorem 2),
+    which needs the seeds derived from the config (docs/samba.md)."""
     return shipped_config(f"samba-{dataset}.toml",
                           [f"samba.algorithm={algorithm}", f"samba.budget={budget}",
-                           f"samba.arms={arms}", f"run.net={net}", *extra])
+                           f"samba.arms={arms}", f"run.net={net}", "samba.fresh_seeds=false",
+                           *extra])
 
 
 def secure_point(dataset: str, algorithm: str, budget: int, arms: int, net: str,

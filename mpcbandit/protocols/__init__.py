@@ -121,6 +121,7 @@ class PartyContext:
     checkpoint_dir: Path | None = None
     checkpoint_every: int = 0
     resume_from: int | None = None
+    run_id: str | None = None  # the run instance its checkpoints belong to (run.json's)
     _last_progress: float = field(default=0.0, repr=False)
     _last_log: float = field(default=0.0, repr=False)
     _started: float = field(default_factory=time.monotonic, repr=False)
@@ -186,7 +187,7 @@ class PartyContext:
         if self.checkpoint_dir is None:
             raise MpcBanditError(f"{self.name}: resuming needs a checkpoint folder")
         return CheckpointStore(self.checkpoint_dir, self.name,
-                               identity_fields(self.config, addresses=False))
+                               identity_fields(self.config, addresses=False), self.run_id)
 
 
 def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> dict:

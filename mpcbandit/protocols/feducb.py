@@ -71,8 +71,10 @@ class FeducbSection(TaskRewards):
     delta: float = spec(0.1, doc="privacy budget delta, in (0, 1)")
     noise: str = spec("gaussian", choices=NOISES,
                       doc="gaussian (shifted by 2 Upsilon) | wishart | shifted-wishart | none")
-    schedule: str = spec("threshold", choices=SCHEDULES,
-                         doc="threshold (log-det rule with D) | mlogt | m1.5 | mt (fixed)")
+    schedule: str = spec("mlogt", choices=SCHEDULES,
+                         doc="mlogt | m1.5 | mt (fixed, data-independent) | threshold (the "
+                             "paper's log-det rule with D: outside the privacy proof, "
+                             "feducb-paper.toml)")
     threshold: float = spec(0.0, min=0.0, doc="D of the log-det rule; 0: Theorem 1's choice")
     lam: float = spec(1.0, doc="ridge regularizer per agent when noise = none (> 0)")
     alpha: float = spec(0.1, doc="failure probability of the confidence bounds, in (0, 1)")
@@ -198,7 +200,7 @@ def _central_agent(ctx: PartyContext) -> dict:
     start, st = ctx.resume() or (0, None)
     if st is not None:
         env.load_state(st["env"])
-        priv.load_state(st["priv"], same_noise=s.seeded_noise)
+        priv.load_state(st["priv"])
         est.load_state(st["est"])
     arms, rewards, regret, betas = (([], [], [], []) if st is None else
                                     (st["arms"], st["rewards"], st["regret"], st["beta"]))
@@ -271,7 +273,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     if st is not None:  # go on from the checkpoint of round `start`
         env.load_state(st["env"])
         for pr, ps in zip(privs, st["privs"]):
-            pr.load_state(ps, same_noise=s.seeded_noise)
+            pr.load_state(ps)
         est.load_state(st["est"])
         latest = [{int(k): (np.asarray(gm), np.asarray(v)) for k, gm, v in slot}
                   for slot in st["latest"]]

@@ -122,7 +122,7 @@ def run_role(ctx: PartyContext) -> dict:
         resumed = ctx.resume()
         if resumed:
             start, st = resumed
-            priv.load_state(st["priv"], same_noise=s.seeded_noise)
+            priv.load_state(st["priv"])
             gram, vec, nodes = np.asarray(st["gram"]), np.asarray(st["vec"]), st["nodes"]
         else:
             start, (gram, vec), nodes = 0, priv.initial(), []

@@ -19,6 +19,7 @@ holds the AES key; Comp sees only masked scores in a fresh random order; DC sees
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 import time
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 from mpcbandit.bandits.mab import (ALGORITHMS, Algorithm, ArmState, make_algorithm, play_standard,
                                    pull, uniform_position)
-from mpcbandit.bodies import expect_bytes
+from mpcbandit.bodies import expect_bytes, expect_finite
 from mpcbandit.config import Config, spec
 from mpcbandit.crypto import paillier
 from mpcbandit.crypto.aead import Aead, AuthenticationError, sealed_size
@@ -64,8 +65,8 @@ class SambaSection:
                               "unless insecure_small_keys)")
     insecure_small_keys: bool = spec(False, doc="allow Paillier keys below 2048 bits: fast tests "
                                      "only, such keys can be factored")
-    fresh_seeds: bool = spec(False, doc="draw the protocol seeds from os.urandom (deployment); "
-                             "false derives them from the config seed so --plaintext matches")
+    fresh_seeds: bool = spec(True, doc="protocol seeds from os.urandom (private); false: from the "
+                             "config seed, so --plaintext matches (reproduction, not private)")
 
     def validate(self, path: str) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -135,6 +136,10 @@ def _algorithm_from(setup, peer: str) -> tuple[int, Algorithm]:
         raise ProtocolError(peer, "setup#0", f"bad set-up message: {e}") from None
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
         raise ProtocolError(peer, "setup#0", f"budget {budget!r} is not a positive int")
+    for key, value in setup["params"].items():  # a NaN epsilon never explores: parties diverge
+        if type(value) not in (int, float) or not math.isfinite(value):
+            raise ProtocolError(peer, "setup#0", f"parameter {key!r:.40} is {value!r:.40}, "
+                                                 f"not a finite number")
     return budget, alg
 
 
@@ -273,6 +278,8 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
                 except AuthenticationError as e:
                     raise ProtocolError(CONTROLLER0, tag, f"AES-GCM rejected the score at "
                                         f"position {e.index}: tampered or replayed") from None
+                # sealed by a data owner Comp cannot name (sigma hides it): the relay is named
+                expect_finite(values, CONTROLLER0, tag, "a data owner's score (relayed)")
                 pos = alg.select_arm(l, t, values, u)                                # (4)
             if view is not None:
                 view.append((t, l, values, pos))
