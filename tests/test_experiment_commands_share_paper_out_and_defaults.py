@@ -2,6 +2,7 @@
 default, and writes each table as CSV and markdown side by side."""
 
 import csv
+import re
 
 import click
 import numpy as np
@@ -31,6 +32,19 @@ def test_command_has_paper_out_and_shows_every_default(group, name):
     # the whole docstring, not its first line only
     assert " ".join(cmd.help.split()) in " ".join(text.split())
     assert "--paper" in text and "--out" in text
+
+
+@pytest.mark.parametrize("group,names", [("bench", BENCHES), ("figure", FIGURES)])
+def test_every_command_says_what_it_measures_in_its_group_help(group, names):
+    text = CliRunner().invoke(main, [group, "--help"]).output
+    listed = [line.split(None, 1) for line in text.split("Commands:")[1].splitlines()
+              if line.startswith("  ") and not line.startswith("   ")]
+    shorts = {name: short for name, short in listed}
+    assert set(shorts) == set(names)
+    for name, short in shorts.items():
+        # click cuts a docstring at its first full stop: "Hannun et al." says nothing
+        assert not re.search(r"et al\.?$", short), f"{group} {name}: {short!r} is a citation"
+        assert len(short.split()) >= 5 and not short.endswith("..."), f"{group} {name}: {short!r}"
 
 
 def test_unknown_command_is_named_with_the_ones_that_exist():

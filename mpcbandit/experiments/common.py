@@ -24,9 +24,11 @@ __all__ = ["Curve", "Output", "Panel", "choice_list", "experiment_command", "flo
            "plot_panels", "shipped_config", "sized_option", "spans_decades", "thinned"]
 
 
-def experiment_command(name: str, paper_sizes: str):
+def experiment_command(name: str, paper_sizes: str, *, short_help: str):
     """Make fn(out: Output, paper: bool, **options) the click command NAME, with `--paper`
-    (the paper's sizes, described by `paper_sizes`) and `--out`, and defaults shown in --help."""
+    (the paper's sizes, described by `paper_sizes`) and `--out`, and defaults shown in --help.
+    `short_help` says what it measures in the group's list (click would cut the docstring at
+    its first full stop: "Hannun et al.")."""
 
     def wrap(fn):
         @functools.wraps(fn)
@@ -46,8 +48,9 @@ def experiment_command(name: str, paper_sizes: str):
         run = click.option("--paper", is_flag=True,
                            help=f"The paper's sizes: {paper_sizes}. Options given explicitly "
                                 "override them.")(run)
-        return click.command(name, context_settings={"show_default": True,
-                                                     "help_option_names": ["-h", "--help"]})(run)
+        return click.command(name, short_help=short_help,
+                             context_settings={"show_default": True,
+                                               "help_option_names": ["-h", "--help"]})(run)
 
     return wrap
 

@@ -219,7 +219,8 @@ def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str],
                                               for name, why in refused.items()))
 
 
-@experiment_command("frontier", "the config's [paper] sizes")
+@experiment_command("frontier", "the config's [paper] sizes",
+                    short_help="Every mechanism on one task: regret against cost")
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--quick", is_flag=True, help="The config's [task] sizes (the default).")
 @click.option("--net", "nets", type=choice_list(*NETS), default="none,lan,wan",

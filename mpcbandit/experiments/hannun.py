@@ -85,7 +85,8 @@ def _eta_figure(out: Output, stem: str, column: str, cases: list[tuple[int, str,
     out.figure(stem, [Panel("", "η = log(|A|/ε)", "average reward", curves, logx=False)], title)
 
 
-@experiment_command("hannun-1", "MNIST, 60,000 steps, 10 runs")
+@experiment_command("hannun-1", "MNIST, 60,000 steps, 10 runs",
+                    short_help="Fig. 1: average reward during training, four epsilons")
 @sized_option("--steps", int, 5_000, 60_000, "Steps per run (T)")
 @sized_option("--runs", int, 2, 10, "Runs per ε, averaged (seeds 0..runs-1)")
 @data_option
@@ -108,7 +109,8 @@ def figure_1(out: Output, paper: bool, steps: int, runs: int, data: str | None) 
     out.figure("hannun_fig1", [Panel("", "iteration", "average reward so far", curves)], title)
 
 
-@experiment_command("hannun-2", "MNIST, T ∈ {1,000, 10,000, 60,000}, 5 runs")
+@experiment_command("hannun-2", "MNIST, T ∈ {1,000, 10,000, 60,000}, 5 runs",
+                    short_help="Fig. 2: average reward against eta, several data set sizes")
 @sized_option("--sizes", int_list, [500, 2_500, 5_000], [1_000, 10_000, 60_000],
               "Data set sizes T, one curve each")
 @sized_option("--runs", int, 2, 5, "Runs per point, averaged")
@@ -122,7 +124,8 @@ def figure_2(out: Output, paper: bool, sizes: list[int], runs: int, data: str | 
                 f"Hannun et al. Fig. 2: reward against η ({kind}, |A| = 10, {_runs(runs)})")
 
 
-@experiment_command("hannun-5", "|A| ∈ {10, 20, 40, 80}, 60,000 steps, 5 runs")
+@experiment_command("hannun-5", "|A| ∈ {10, 20, 40, 80}, 60,000 steps, 5 runs",
+                    short_help="Fig. 5: average reward against eta, several arm counts")
 @sized_option("--arms", int_list, [5, 10], [10, 20, 40, 80], "Arm counts |A|, one curve each")
 @sized_option("--steps", int, 5_000, 60_000, "Steps per run (T)")
 @sized_option("--runs", int, 2, 5, "Runs per point, averaged")

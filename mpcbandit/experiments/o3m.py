@@ -71,7 +71,8 @@ def _curve(label: str, y: np.ndarray, idx: np.ndarray, **style) -> Curve:
     return Curve(label, idx + 1, mean[idx], std[idx] if len(y) > 1 else None, **style)
 
 
-@experiment_command("o3m-4", "T = 5000, 5 repeats (d = 100, K = 10, M = 5)")
+@experiment_command("o3m-4", "T = 5000, 5 repeats (d = 100, K = 10, M = 5)",
+                    short_help="Fig. 4: O3M is lossless, its regret and theta against central")
 @sized_option("--iterations", int, 1000, 5000, "T, bandit steps per run.")
 @sized_option("--repeats", int, 2, 5, "Runs averaged per curve (seeds 1 ... repeats).")
 @click.option("--arms", type=click.IntRange(min=2), default=10, help="K, arms per step.")
@@ -166,7 +167,8 @@ def criteo_ctr(iterations: int | None) -> dict[str, float] | None:
     return out
 
 
-@experiment_command("o3m-6", "T = 5000, 5 repeats; Criteo: every kept row of the log found")
+@experiment_command("o3m-6", "T = 5000, 5 repeats; Criteo: every kept row of the log found",
+                    short_help="Fig. 6: what the other participants' features buy O3M")
 @sized_option("--iterations", int, 1000, 5000, "T of the synthetic runs.")
 @sized_option("--repeats", int, 2, 5, "Synthetic runs averaged per curve (seeds 1 ... repeats).")
 @click.option("--criteo-iterations", type=click.IntRange(min=1), default=None,

@@ -126,7 +126,8 @@ def _panels(rows: list[dict]) -> list[Panel]:
     return panels
 
 
-@experiment_command("transport", "every payload 8 B to 8 MiB at full repetitions")
+@experiment_command("transport", "every payload 8 B to 8 MiB at full repetitions",
+                    short_help="One exchange round: our channel beside raw pyzmq")
 @sized_option("--sizes", int_list, QUICK_SIZES, SIZES, "Payload sizes in bytes, comma separated")
 @click.option("--repeats", type=click.IntRange(min=1), default=3,
               help="Interleaved runs of ours and raw per case; the fastest of each is reported.")
