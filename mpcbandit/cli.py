@@ -42,9 +42,23 @@ def _overrides(sets: tuple[str, ...], seed: int | None, net: str | None) -> list
     return out
 
 
+def _load(config: Path, sets: tuple[str, ...], seed: int | None, net: str | None,
+          steps: int | None = None):
+    """CONFIG with --set, --seed and --net applied, and --steps on its protocol's step key."""
+    cfg = load_config(config, _overrides(sets, seed, net))
+    if steps is None:
+        return cfg
+    from mpcbandit.protocols import with_steps
+
+    return with_steps(cfg, steps)
+
+
 _config_arg = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
 _set_opt = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                         help="Override a config value (dotted key, TOML literal); repeatable.")
+_steps_opt = click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+                          help="Bandit steps: sets the protocol's own key (iterations of hannun, "
+                               "o3m and demo; budget of samba; horizon of feducb and jdp).")
 _seed_opt = click.option("--seed", type=int, default=None, help="Override the config's seed.")
 _log_opt = click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"],
                                                          case_sensitive=False),
@@ -108,6 +122,7 @@ def main() -> None:
 @click.argument("config", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output directory (default runs/PROTOCOL-TIMESTAMP).")
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
@@ -122,7 +137,7 @@ def main() -> None:
 @click.option("--estimate/--no-estimate", default=True, show_default=True,
               help="Before a long run on an emulated network (--net), probe the config twice "
                    "(a few steps each, about a tenth of the run) and print how long it will take.")
-def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
+def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None, net: str | None,
         sets: tuple[str, ...], plaintext: bool, insecure: bool, log_level: str,
         checkpoint_every: int | None, resume_dir: Path | None, estimate: bool) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
@@ -134,13 +149,13 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         raise click.UsageError("give CONFIG, or --resume DIR (not both)")
     try:
         if resume_dir is not None:
-            if sets or seed is not None or net or plaintext or checkpoint_every:
-                raise click.UsageError("--resume takes the run's own config and options; "
-                                       "give no --set/--seed/--net/--plaintext/--checkpoint-every")
+            if sets or seed is not None or net or plaintext or checkpoint_every or steps:
+                raise click.UsageError("--resume takes the run's own config and options; give "
+                                       "no --set/--seed/--net/--steps/--plaintext/"
+                                       "--checkpoint-every")
             resume_run(resume_dir, echo=click.echo)
             return
-        overrides = _overrides(sets, seed, net)
-        cfg = load_config(config, overrides)
+        cfg = _load(config, sets, seed, net, steps)
         if not plaintext:
             _warn_if_not_private(cfg)
         if out_dir is None:
@@ -191,13 +206,14 @@ def _stop_on_sigterm(signum, frame) -> None:
                    "--resume-from): one new id per run, the same on every host and on resume.")
 @_insecure_opt
 @_log_opt
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
 def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
           progress: Path | None, checkpoint_dir: Path | None, checkpoint_every: int,
           resume_from: int | None, run_id: str | None, insecure: bool, log_level: str,
-          seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+          steps: int | None, seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from mpcbandit.files import write_json
     from mpcbandit.identity import config_digest
@@ -206,7 +222,7 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
     _setup_logging(log_level, f"{role}.{index}")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
-        cfg = load_config(config, _overrides(sets, seed, net))
+        cfg = _load(config, sets, seed, net, steps)
         _warn_if_not_private(cfg)
         if session is None:  # fresh per run all the same: the hello's nonces enter every link's id
             session = config_digest(cfg)[:16]
@@ -235,13 +251,15 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
 
 @main.command()
 @_config_arg
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
-def check(config: Path, seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+def check(config: Path, steps: int | None, seed: int | None, net: str | None,
+          sets: tuple[str, ...]) -> None:
     """Validate CONFIG and print its party table."""
     try:
-        cfg = load_config(config, _overrides(sets, seed, net))
+        cfg = _load(config, sets, seed, net, steps)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"{config}: protocol {cfg.protocol}, seed {cfg.seed}, net {cfg.net.name}, "
@@ -313,17 +331,18 @@ def roster(config: Path, cards: tuple[Path, ...], out_file: Path, seed: int | No
                 type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for summary.json.")
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
-def collect(config: Path, results: tuple[Path, ...], out_dir: Path, seed: int | None,
-            net: str | None, sets: tuple[str, ...]) -> None:
+def collect(config: Path, results: tuple[Path, ...], out_dir: Path, steps: int | None,
+            seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
     """Merge the parties' RESULT.json files of one run into summary.json (what `run` writes)."""
     from mpcbandit.collect import check_one_run, read_result, summarize_run
     from mpcbandit.results import format_summary, write_summary
 
     try:
-        cfg = load_config(config, _overrides(sets, seed, net))
+        cfg = _load(config, sets, seed, net, steps)
         checked = check_one_run(cfg, [read_result(p) for p in results])
         wall = max(r.get("protocol_wall_s", 0.0) for r in checked)
         summary = summarize_run(cfg, checked, wall)
