@@ -18,6 +18,7 @@ from mpcbandit.errors import MpcBanditError, Stopped
 from mpcbandit.experiments import BENCHES, FIGURES
 from mpcbandit.files import RunLock, default_run_dir
 from mpcbandit.registry import PROTOCOL_MODULES
+from mpcbandit.shipped_configs import ConfigFile
 
 __all__ = ["main"]
 
@@ -53,7 +54,7 @@ def _load(config: Path, sets: tuple[str, ...], seed: int | None, net: str | None
     return with_steps(cfg, steps)
 
 
-_config_arg = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+_config_arg = click.argument("config", type=ConfigFile())
 _set_opt = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                         help="Override a config value (dotted key, TOML literal); repeatable.")
 _steps_opt = click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
@@ -119,7 +120,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.argument("config", type=ConfigFile(), required=False)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output directory (default runs/PROTOCOL-TIMESTAMP).")
 @_steps_opt
@@ -356,13 +357,26 @@ def collect(config: Path, results: tuple[Path, ...], out_dir: Path, steps: int |
 def protocols() -> None:
     """List the protocols: name, paper, roles and shipped configs."""
     from mpcbandit.explain import protocol_rows
-    from mpcbandit.launch import project_root
 
-    for row in protocol_rows(project_root()):
+    for row in protocol_rows():
         click.echo(f"{row['name']:<8} {row['paper']}")
         click.echo(f"{'':<8} roles: {', '.join(row['roles'])}")
         click.echo(f"{'':<8} configs: {', '.join(row['configs']) or '(none shipped)'}")
     click.echo("\n`mpcbandit explain PROTOCOL` lists a protocol's config keys.")
+
+
+@main.command()
+def configs() -> None:
+    """List the shipped configs: name, protocol and what each runs (give the name as CONFIG)."""
+    from mpcbandit.shipped_configs import FRONTIER, SHIPPED, config_rows
+
+    rows = config_rows()
+    width = max(len(r["name"]) for r in rows)
+    click.echo(f"{'name':<{width}}  {'protocol':<10}  what")
+    for r in rows:
+        click.echo(f"{r['name']:<{width}}  {r['protocol']:<10}  {r['what']}")
+    click.echo(f"\nRun one with `mpcbandit run NAME` ({FRONTIER} ones with `mpcbandit frontier "
+               f"NAME`); to change one, copy it: cp {SHIPPED}/NAME.toml .")
 
 
 @main.command()

@@ -18,7 +18,7 @@ import numpy as np
 
 from mpcbandit.config import Config, load_config
 from mpcbandit.files import default_run_dir
-from mpcbandit.launch import project_root
+from mpcbandit.shipped_configs import SHIPPED
 
 __all__ = ["COMPUTED_BY", "Curve", "Output", "Panel", "choice_list", "experiment_command",
            "float_list", "int_list", "str_list", "curve_labels", "machine_load", "mean_std",
@@ -166,8 +166,8 @@ def or_dash(v: float | None, spec: str) -> str:
 
 
 def shipped_config(name: str, sets: Sequence[str] = ()) -> Config:
-    """A config shipped in configs/NAME, with KEY=VALUE overrides."""
-    return load_config(project_root() / "configs" / name, list(sets))
+    """The shipped config NAME (mpcbandit/configs), with KEY=VALUE overrides."""
+    return load_config(SHIPPED / name, list(sets))
 
 
 def thinned(steps: int, points: int = 200) -> np.ndarray:

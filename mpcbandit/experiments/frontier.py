@@ -33,6 +33,7 @@ from mpcbandit.experiments.common import (
 )
 from mpcbandit.experiments.frontier_mechanisms import MECHANISMS, FrontierTask, Mechanism
 from mpcbandit.launch import run_local
+from mpcbandit.shipped_configs import ConfigFile
 
 __all__ = ["COLUMNS", "frontier", "random_regret", "read_frontier_config"]
 
@@ -221,7 +222,7 @@ def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str],
 
 @experiment_command("frontier", "the config's [paper] sizes",
                     short_help="Every mechanism on one task: regret against cost")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("config", type=ConfigFile())
 @click.option("--quick", is_flag=True, help="The config's [task] sizes (the default).")
 @click.option("--net", "nets", type=choice_list(*NETS), default="none,lan,wan",
               help="Networks to time each mechanism on (none is always run: regret comes "
