@@ -175,6 +175,11 @@ def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None,
             click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
+    except KeyboardInterrupt:  # Ctrl-C: where the run is and how (or whether) it continues
+        from mpcbandit.interrupted import interrupted_note
+
+        click.echo(interrupted_note(resume_dir or out_dir), err=True)
+        sys.exit(130)
 
 
 def _stop_on_sigterm(signum, frame) -> None:
