@@ -74,7 +74,16 @@ def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
 
 
 def _unassigned_ports() -> tuple[int, int]:
-    """A port range no outgoing connection uses: 10000 up to the ephemeral range's start."""
+    """A port range no outgoing connection uses: 10000 up to the ephemeral range's start, or
+    $MPCBANDIT_PORTS (LOW-HIGH: runs started side by side on one host pick from disjoint
+    ranges, so two never pick the same free ports at the same moment)."""
+    chosen = os.environ.get("MPCBANDIT_PORTS", "")
+    if chosen:
+        low, _, high = chosen.partition("-")
+        if not (low.isdigit() and high.isdigit() and 1024 <= int(low) < int(high) <= 65535):
+            raise MpcBanditError(f"MPCBANDIT_PORTS={chosen!r}: give LOW-HIGH, 1024 <= LOW < HIGH "
+                                 "<= 65535")
+        return int(low), int(high)
     try:
         ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
