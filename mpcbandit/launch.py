@@ -74,9 +74,8 @@ def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
 
 
 def _unassigned_ports() -> tuple[int, int]:
-    """A port range no outgoing connection uses: 10000 up to the ephemeral range's start, or
-    $MPCBANDIT_PORTS (LOW-HIGH: runs started side by side on one host pick from disjoint
-    ranges, so two never pick the same free ports at the same moment)."""
+    """10000 up to the ephemeral range's start (no outgoing connection uses it), or
+    $MPCBANDIT_PORTS=LOW-HIGH (runs started side by side pick from disjoint ranges)."""
     chosen = os.environ.get("MPCBANDIT_PORTS", "")
     if chosen:
         low, _, high = chosen.partition("-")
