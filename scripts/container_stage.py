@@ -9,7 +9,7 @@ command) on a second daemon in a network and mount namespace of its own, where e
 network lives. Daemons are stopped by pid; the root network namespace gets no interface, rule
 or route. Images stay cached in STATE/docker between runs; everything else is removed.
 
-    python scripts/container_stage.py                # every file; prints each summary's path
+    python scripts/container_stage.py                # every file; prints each summary
     python scripts/container_stage.py --why-not      # what this machine lacks, if anything
 
 tests/test_compose_up_in_containers.py drives it and compares each summary with --plaintext.
@@ -38,10 +38,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from make_compose import (EXPERIMENTS, IMAGE_USER, keys_root, operator_steps,  # noqa: E402
-                          overrides, party_names, results_dir, service_name)
+from make_compose import (EXPERIMENTS, IMAGE_USER, compose_command, keys_root,  # noqa: E402
+                          operator_steps, overrides, party_names, results_dir, service_name)
 
 from mpcbandit.config import load_config  # noqa: E402
+from mpcbandit.results import format_summary  # noqa: E402
 
 #: cached images, the Compose plugin and the lock live here; $MPCBANDIT_CI_STATE moves it
 STATE = Path(os.environ.get("MPCBANDIT_CI_STATE", "/var/lib/mpcbandit-ci"))
@@ -54,11 +55,15 @@ COMPOSE_SHA256 = "dba9d98e1ba5bfe11d88c99b9bd32fc4a0624a30fafe68eea34d61a3e42fd3
 #: what each missing command is installed from (Debian's packages)
 PACKAGES = {"dockerd": "docker.io", "mmdebstrap": "mmdebstrap", "iptables": "iptables",
             "unshare": "util-linux", "nsenter": "util-linux", "ip": "iproute2"}
-#: the Dockerfile's FROM, made here from Debian's packages
+#: the Dockerfile's FROM, made here from Debian's packages (its python3: 3.11 on Debian 12)
 BASE_IMAGE = "python:3.11-slim"
 #: the namespace's only nameserver: an address on its own loopback, answered (NXDOMAIN at
 #: once, as a working DNS would) or its packets dropped (tests/test_compose_up_in_containers.py)
 DNS_ADDRESS = "10.77.253.1"
+#: folders docker's daemons make whatever their flags (plugin sockets, containerd's shims):
+#: removed afterwards if the stage made them and they are empty
+DAEMON_FOLDERS = [Path("/run/docker/plugins"), Path("/run/docker"), Path("/run/containerd/s"),
+                  Path("/run/containerd")]
 #: deadlines of the stage's waits, in seconds
 DAEMON_S, STEP_S, UP_S = 90, 180, 300
 
@@ -189,8 +194,13 @@ class Engine:
     def __enter__(self) -> "Engine":
         RUNTIME.mkdir(mode=0o700, exist_ok=True)
         refuse_running_daemon(self.pidfile)
-        dockerd = ["dockerd", "--data-root", str(STATE / "docker"), "--exec-root",
-                   str(RUNTIME / "exec"), "--pidfile", str(self.pidfile), "-H", f"unix://{self.sock}"]
+        # a config file of its own: the machine's /etc/docker/daemon.json is not read, and the
+        # daemon's identity key goes to STATE instead of /etc/docker/key.json
+        config = RUNTIME / "daemon.json"
+        config.write_text(json.dumps({"deprecated-key-path": str(STATE / "docker-key.json")}))
+        dockerd = ["dockerd", "--config-file", str(config), "--data-root", str(STATE / "docker"),
+                   "--exec-root", str(RUNTIME / "exec"), "--pidfile", str(self.pidfile),
+                   "-H", f"unix://{self.sock}"]
         if self.namespaced:
             resolv = RUNTIME / "resolv.conf"
             resolv.write_text(f"nameserver {DNS_ADDRESS}\n")
@@ -422,6 +432,7 @@ def prepared():
         install_packages()
         compose_plugin(STATE / "docker-config")
         before = root_namespace()
+        made = [folder for folder in DAEMON_FOLDERS if not folder.exists()]
         work = STATE / "work"
         shutil.rmtree(work, ignore_errors=True)
         copy_repository(work)
@@ -435,16 +446,20 @@ def prepared():
                 raise StageFailed(f"mounts left after the daemons stopped: {', '.join(left)}")
             shutil.rmtree(work, ignore_errors=True)
             shutil.rmtree(RUNTIME, ignore_errors=True)
+            for folder in made:
+                if folder.is_dir() and not any(folder.iterdir()):
+                    folder.rmdir()
         after = root_namespace()
         if after != before:
             raise StageFailed(f"the root network namespace changed:\n--- before\n{before}\n--- after\n{after}")
 
 
 def run_compose_file(engine: Engine, work: Path, compose_file: str, config: str, steps: int,
-                     up_s: float = UP_S) -> dict:
+                     up_s: float = UP_S, override: str | None = None) -> dict:
     """compose_file's header, step by step, with MPCBANDIT_STEPS=steps, in the namespace:
     the summary that `collect` wrote. Every party's container must exit 0 within up_s, and
-    keys and results must be owned by the image's user."""
+    keys and results must be owned by the image's user. override: a compose file's text laid
+    over compose_file in every `docker compose` command (a test's change to some services)."""
     repo = work / "repo"
     for stale in (repo / keys_root(config), repo / results_dir(config)):
         shutil.rmtree(stale, ignore_errors=True)
@@ -452,12 +467,17 @@ def run_compose_file(engine: Engine, work: Path, compose_file: str, config: str,
     env = dict(engine.env, PYTHONPATH=str(repo), MPCBANDIT_STEPS=str(steps))
     python = f"{shlex.quote(sys.executable)} -m mpcbandit "
     compose = ["docker", "compose", "-f", compose_file]
+    if override is not None:
+        (work / "override.yml").write_text(override)
+        compose += ["-f", str(work / "override.yml")]
     say(f"{compose_file}: keys, roster, build, up, collect (MPCBANDIT_STEPS={steps})")
     try:
         for command, per_party, why in operator_steps(compose_file, config):
             if f"#   {command}   # {why}\n" not in text:
                 raise StageFailed(f"{compose_file}'s header does not say: {command}")
-            command = python + command.removeprefix("mpcbandit ") if command.startswith("mpcbandit ") else command
+            if command.startswith("mpcbandit "):  # this checkout's, whatever is installed
+                command = python + command.removeprefix("mpcbandit ")
+            command = command.replace(compose_command(compose_file) + " ", shlex.join(compose) + " ")
             if per_party:
                 run_all([command.replace("NAME", name) for name in party_names(config)], repo, env)
             elif command.endswith(" up"):
@@ -501,7 +521,8 @@ def run_all(commands: list[str], cwd: Path, env: dict) -> None:
 def container_exits(compose: list[str], cwd: Path, env: dict) -> dict[str, int | None]:
     """Each service's container exit code (None while it runs)."""
     out = run([*compose, "ps", "--all", "--format", "json"], "docker compose ps", cwd=cwd, env=env)
-    rows = json.loads(out) if out.lstrip().startswith("[") else [json.loads(x) for x in out.splitlines() if x.strip()]
+    lines = [line for line in out.splitlines() if line.strip()]
+    rows = json.loads(out) if out.lstrip().startswith("[") else [json.loads(x) for x in lines]
     return {r["Service"]: (r["ExitCode"] if r["State"] == "exited" else None) for r in rows}
 
 
@@ -521,7 +542,7 @@ def main() -> None:
         with prepared() as (engine, work):
             for compose_file, config in EXPERIMENTS:
                 summary = run_compose_file(engine, work, compose_file, config, args.steps)
-                print(f"{compose_file}: {json.dumps({k: summary.get(k) for k in ('protocol', 'steps', 'cumulative_reward', 'digest', 'agreement_with_plaintext') if k in summary})}")
+                print(f"{compose_file}:\n{format_summary(summary)}\n", flush=True)
     except StageFailed as e:
         sys.exit(f"container stage failed: {e}")
     say(f"done in {time.monotonic() - started:.0f} s")
