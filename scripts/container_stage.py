@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import platform
+import select
 import shlex
 import shutil
 import signal
@@ -60,10 +61,10 @@ BASE_IMAGE = "python:3.11-slim"
 #: the namespace's only nameserver: an address on its own loopback, answered (NXDOMAIN at
 #: once, as a working DNS would) or its packets dropped (tests/test_compose_up_in_containers.py)
 DNS_ADDRESS = "10.77.253.1"
-#: folders docker's daemons make whatever their flags (plugin sockets, containerd's shims):
-#: removed afterwards if the stage made them and they are empty
-DAEMON_FOLDERS = [Path("/run/docker/plugins"), Path("/run/docker"), Path("/run/containerd/s"),
-                  Path("/run/containerd")]
+#: what docker's daemons make whatever their flags (plugin sockets, containerd's shims, the
+#: identity key of dockerd 20.10): removed afterwards if the stage made them (folders if empty)
+DAEMON_LEAVINGS = [Path("/etc/docker/key.json"), Path("/etc/docker"), Path("/run/docker/plugins"),
+                   Path("/run/docker"), Path("/run/containerd/s"), Path("/run/containerd")]
 #: deadlines of the stage's waits, in seconds
 DAEMON_S, STEP_S, UP_S = 90, 180, 300
 
@@ -194,10 +195,8 @@ class Engine:
     def __enter__(self) -> "Engine":
         RUNTIME.mkdir(mode=0o700, exist_ok=True)
         refuse_running_daemon(self.pidfile)
-        # a config file of its own: the machine's /etc/docker/daemon.json is not read, and the
-        # daemon's identity key goes to STATE instead of /etc/docker/key.json
-        config = RUNTIME / "daemon.json"
-        config.write_text(json.dumps({"deprecated-key-path": str(STATE / "docker-key.json")}))
+        config = RUNTIME / "daemon.json"  # an empty one: not the machine's /etc/docker/daemon.json
+        config.write_text("{}\n")
         dockerd = ["dockerd", "--config-file", str(config), "--data-root", str(STATE / "docker"),
                    "--exec-root", str(RUNTIME / "exec"), "--pidfile", str(self.pidfile),
                    "-H", f"unix://{self.sock}"]
@@ -228,8 +227,12 @@ class Engine:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise StageFailed(f"dockerd exited {self.proc.returncode}\n{tail(self.log_path.read_text())}")
-            ready = subprocess.run(["docker", "version"], env=self.env, capture_output=True)
-            if ready.returncode == 0 and self.pidfile.exists():
+            try:
+                ready = subprocess.run(["docker", "version"], env=self.env, capture_output=True,
+                                       timeout=10).returncode == 0
+            except subprocess.TimeoutExpired:
+                ready = False
+            if ready and self.pidfile.exists():
                 return
             time.sleep(0.3)
         raise StageFailed(f"dockerd not ready within {DAEMON_S} s\n{tail(self.log_path.read_text())}")
@@ -240,11 +243,16 @@ class Engine:
     def answer_dns(self) -> None:
         """The namespace's nameserver answers every query at once: NXDOMAIN."""
         self.forget_dns_drop()
+        if self.dns_server is not None and self.dns_server.poll() is None:
+            return
         with open(self.log_path, "ab") as log:
             self.dns_server = subprocess.Popen(
                 ["nsenter", f"--net=/proc/{self.daemon_pid()}/ns/net", sys.executable, __file__,
                  "--serve-nxdomain", DNS_ADDRESS], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=log)
+                stdout=subprocess.PIPE, stderr=log)
+        ready, _, _ = select.select([self.dns_server.stdout], [], [], DAEMON_S)
+        if not ready or self.dns_server.stdout.readline().strip() != b"ready":
+            raise StageFailed(f"the namespace's nameserver did not start\n{tail(self.log_path.read_text())}")
 
     def drop_dns(self) -> None:
         """The namespace's nameserver drops every packet: no lookup is ever answered."""
@@ -357,6 +365,7 @@ def serve_nxdomain(address: str, port: int = 53) -> None:
     """Answer every DNS query on address:port (UDP) at once: NXDOMAIN."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind((address, port))
+    print("ready", flush=True)
     while True:
         query, peer = sock.recvfrom(4096)
         answer = nxdomain(query)
@@ -432,7 +441,7 @@ def prepared():
         install_packages()
         compose_plugin(STATE / "docker-config")
         before = root_namespace()
-        made = [folder for folder in DAEMON_FOLDERS if not folder.exists()]
+        made = [path for path in DAEMON_LEAVINGS if not path.exists()]
         work = STATE / "work"
         shutil.rmtree(work, ignore_errors=True)
         copy_repository(work)
@@ -446,9 +455,11 @@ def prepared():
                 raise StageFailed(f"mounts left after the daemons stopped: {', '.join(left)}")
             shutil.rmtree(work, ignore_errors=True)
             shutil.rmtree(RUNTIME, ignore_errors=True)
-            for folder in made:
-                if folder.is_dir() and not any(folder.iterdir()):
-                    folder.rmdir()
+            for path in made:
+                if path.is_file():
+                    path.unlink()
+                elif path.is_dir() and not any(path.iterdir()):
+                    path.rmdir()
         after = root_namespace()
         if after != before:
             raise StageFailed(f"the root network namespace changed:\n--- before\n{before}\n--- after\n{after}")
