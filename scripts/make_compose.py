@@ -117,10 +117,10 @@ def header(compose_file: str, config: str) -> list[str]:
     return lines
 
 
-def step_key(cfg) -> tuple[str, int]:
-    """The key that sets cfg's number of steps (`hannun.iterations`, ...) and its value."""
+def own_steps(cfg) -> int:
+    """cfg's number of steps, under whichever key its protocol counts them (iterations, ...)."""
     key, _ = get_protocol(cfg.protocol).steps(cfg.section)
-    return f"{cfg.protocol}.{key}", getattr(cfg.section, key)
+    return getattr(cfg.section, key)
 
 
 def render(compose_file: str, config: str) -> str:
@@ -133,7 +133,6 @@ def render(compose_file: str, config: str) -> str:
     q = json.dumps  # a JSON string is a YAML string
     cfg = load_config(ROOT / config, overrides())
     names = [p.name for p in cfg.parties()]
-    key, steps = step_key(cfg)
     lines = [*header(compose_file, config),
              f"name: {q('mpcbandit-' + Path(config).stem)}", "",
              "x-party: &party",
@@ -145,7 +144,8 @@ def render(compose_file: str, config: str) -> str:
              "networks:", "  mpcbandit: {}", "", "services:"]
     data = f"${{MPCBANDIT_DATA:-{rel(HOST_DATA)}}}:{DATA}:ro"
     results = f"{rel(results_dir(config))}:{RESULTS}"
-    sets = [a for o in [*overrides(), f"{key}=${{MPCBANDIT_STEPS:-{steps}}}"] for a in ("--set", o)]
+    sets = [*(a for o in overrides() for a in ("--set", o)),
+            "--steps", f"${{MPCBANDIT_STEPS:-{own_steps(cfg)}}}"]
     for k, p in enumerate(cfg.parties()):
         service = service_name(p)
         cmd = ["party", config, "--role", p.role, "--index", str(p.index), *sets,

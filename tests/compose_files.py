@@ -12,7 +12,6 @@ import pytest
 
 from conftest import REPO, load_script
 from hannun_inproc import assert_matches_replay
-from mpcbandit.config import load_config
 
 yaml = pytest.importorskip("yaml")
 make_compose = load_script("make_compose")
@@ -38,28 +37,23 @@ def services(name: str, env: dict | None = None) -> dict:
     return loaded
 
 
-def steps_set(config: str, steps: int) -> list[str]:
-    """The --set that gives config's protocol `steps` steps (what $MPCBANDIT_STEPS sets)."""
-    key, _ = make_compose.step_key(load_config(REPO / config))
-    return ["--set", f"{key}={steps}"]
-
-
-def plaintext_summary(config: str, steps: int, out) -> dict:
+def plaintext_summary(config: str, steps: int, out, sets=()) -> dict:
     proc = subprocess.run([sys.executable, "-m", "mpcbandit", "run", config, "--plaintext",
-                           *steps_set(config, steps), "--out", str(out)], cwd=REPO, env=ENV,
+                           "--steps", str(steps), *sets, "--out", str(out)], cwd=REPO, env=ENV,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads((out / "summary.json").read_text())
 
 
-def assert_equals_plaintext(summary: dict, config: str, steps: int, tmp_path) -> None:
-    """demo: the digest and sums of `--plaintext`; samba: its cumulative reward; hannun: the
-    float64 replay of the exploration key its dealer revealed (docs/hannun.md, Fidelity)."""
+def assert_equals_plaintext(summary: dict, config: str, steps: int, tmp_path, sets=()) -> None:
+    """demo: the digest and sums of `--plaintext` (run with the same --set options); samba:
+    its cumulative reward; hannun: the float64 replay of the exploration key its dealer
+    revealed (docs/hannun.md, Fidelity)."""
     assert not summary["plaintext"] and summary["steps"] == steps
     if summary["protocol"] == "hannun":
         assert_matches_replay(summary)
         return
-    plain = plaintext_summary(config, steps, tmp_path / "plain")
+    plain = plaintext_summary(config, steps, tmp_path / "plain", sets)
     if summary["protocol"] == "demo":
         assert (summary["digest"], summary["sum"]) == (plain["digest"], plain["sum"])
     else:

@@ -14,9 +14,8 @@ import pytest
 
 from compose_files import FILES, interpolate, make_compose, services
 from conftest import REPO
-from mpcbandit.cli import _overrides
+from mpcbandit.cli import _load
 from mpcbandit.config import load_config
-from mpcbandit.protocols import get_protocol
 
 
 def test_compose_files_are_generated_from_the_configs():
@@ -50,7 +49,7 @@ def test_every_service_runs_a_valid_party_with_only_its_own_keys(name):
         assert cmd[0] == "party"
         config, role, index = cmd[1], cmd[cmd.index("--role") + 1], int(cmd[cmd.index("--index") + 1])
         sets = tuple(cmd[i + 1] for i, c in enumerate(cmd) if c == "--set")
-        cfg = load_config(REPO / config, _overrides(sets, None, None))  # what `mpcbandit check` does
+        cfg = _load(REPO / config, sets, None, None, int(cmd[cmd.index("--steps") + 1]))  # as `check`
         party = cfg.party(role, index)
         assert party.address.startswith(f"tcp://{service}:"), (service, party.address)
         assert cfg.network.bind == "any" and cfg.run.security == "curve"
@@ -78,22 +77,19 @@ def test_containers_run_as_the_image_user_even_when_the_operator_is_root(name):
 
 @pytest.mark.parametrize("name", FILES)
 def test_mpcbandit_steps_sets_the_step_count_of_every_service(name):
-    """$MPCBANDIT_STEPS reaches every party and collect (they must agree on the run), as the
-    protocol's own key; unset, the config's own count."""
+    """$MPCBANDIT_STEPS reaches every party and collect (they must agree on the run) as
+    `--steps`; unset, the config's own count."""
     def steps_of(env):
         counts = set()
         for svc in services(name, env).values():
             cmd = svc["command"]
             sets = tuple(cmd[i + 1] for i, c in enumerate(cmd) if c == "--set")
-            cfg = load_config(REPO / cmd[1], _overrides(sets, None, None))
-            key, _ = get_protocol(cfg.protocol).steps(cfg.section)
-            counts.add(getattr(cfg.section, key))
+            cfg = _load(REPO / cmd[1], sets, None, None, int(cmd[cmd.index("--steps") + 1]))
+            counts.add(make_compose.own_steps(cfg))
         return counts
 
     config = next(c for f, c in make_compose.EXPERIMENTS if f == name)
-    cfg = load_config(REPO / config)
-    own = getattr(cfg.section, get_protocol(cfg.protocol).steps(cfg.section)[0])
-    assert steps_of({}) == {own}
+    assert steps_of({}) == {make_compose.own_steps(load_config(REPO / config))}
     assert steps_of({"MPCBANDIT_STEPS": "37"}) == {37}
 
 
