@@ -61,10 +61,6 @@ def test_docker_compose_up_gives_the_plaintext_result(engine, compose_file, conf
     assert_equals_plaintext(summary, config, STEPS, tmp_path, extra or ())
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 48 item 2: a party reconnects to a peer that has finished; the lookup of the departed "
-    "container's name goes to a nameserver that never answers and blocks libzmq's I/O thread "
-    "(10 s a lookup), so the party's other sends and its closing wait"))
 def test_demo_up_finishes_in_seconds_while_dns_answers_nothing(engine, tmp_path):
     daemon, work = engine
     over_the_link = added_to_commands("deploy/compose-demo.yml", ["--net", LINK],
