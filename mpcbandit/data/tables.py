@@ -23,12 +23,17 @@ import numpy as np
 from mpcbandit.data import check_file, open_data_file
 from mpcbandit.errors import DataError
 
-__all__ = ["SUFFIXES", "BLOCK_ROWS", "Block", "TableFile", "TableWriter", "find_table"]
+__all__ = ["SUFFIXES", "BLOCK_ROWS", "Block", "TableFile", "TableWriter", "find_table", "present"]
 
 SUFFIXES = (".csv", ".npy", ".parquet")
 BLOCK_ROWS = 4096          # rows read or written at once
 ID = "id"
 _DTYPES = {"real": np.float64, "uint64": np.uint64}
+
+
+def present(folder: Path, stem: str) -> bool:
+    """Whether folder holds a table stem.* in any format."""
+    return any(os.path.lexists(Path(folder) / f"{stem}{suffix}") for suffix in SUFFIXES)
 
 
 def find_table(folder: Path, stem: str, party: str) -> Path:
