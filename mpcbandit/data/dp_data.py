@@ -87,7 +87,7 @@ class _Rounds:
         if (np.abs(rest) > 1).any():
             r, c = np.argwhere(np.abs(rest) > 1)[0]
             raise DataError(f"{table.path}: row {block.first + r + 1}, column "
-                            f"'{table.names[width + c]}': {rest[r, c]!r} is outside [-1, 1], "
+                            f"'{table.names[width + c]}': {float(rest[r, c])!r} is outside [-1, 1], "
                             "the privacy proof's bound B = 1")
 
     def state(self) -> dict:

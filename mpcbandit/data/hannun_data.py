@@ -48,7 +48,7 @@ def check_features(x: np.ndarray, party: str) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1)
     bad = np.flatnonzero(~np.isfinite(norms) | (norms > 1 + _SLACK))
     if bad.size:
-        raise DataError(f"{party}: its features at step {bad[0]} have norm {norms[bad[0]]!r}; "
+        raise DataError(f"{party}: its features at step {bad[0]} have norm {float(norms[bad[0]])!r}; "
                         "Hannun's contexts must have norm <= 1 (each holder's slice, and the "
                         f"whole context across holders); {bad.size} of {len(x)} steps do not")
     return x
@@ -165,7 +165,7 @@ class _FolderFeedback:
         if len(bad):
             r, c = bad[0]
             raise DataError(f"{table.path}: row {block.first + r + 1}, column '{table.names[c]}': "
-                            f"reward {rewards[r, c]!r}: Hannun's rewards are 0 or 1")
+                            f"reward {float(rewards[r, c])!r}: Hannun's rewards are 0 or 1")
 
     def expected(self, t: int) -> np.ndarray:
         row = self.table.row(t)

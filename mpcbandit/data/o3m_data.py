@@ -178,7 +178,7 @@ class _FolderFeedback:
         if bad.size:
             r = bad[0]
             raise DataError(f"{table.path}: row {block.first + r + 1}, column '{table.names[0]}': "
-                            f"{arm[r]!r} is not an arm (an integer in 0..{self.arms - 1})")
+                            f"{float(arm[r])!r} is not an arm (an integer in 0..{self.arms - 1})")
 
     def feedback(self, t: int, arm: int) -> tuple[float | None, float | None]:
         row = self.table.row(t)

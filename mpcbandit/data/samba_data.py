@@ -97,7 +97,7 @@ def _in_range(bounds: tuple[float, float], what: str, exact: bool = False):
         if bad.size:
             r = bad[0]
             raise DataError(f"{table.path}: row {block.first + r + 1}, column '{table.names[0]}': "
-                            f"{v[r]!r} is not {what}")
+                            f"{float(v[r])!r} is not {what}")
     return check
 
 

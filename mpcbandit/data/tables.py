@@ -46,6 +46,12 @@ def find_table(folder: Path, stem: str, party: str) -> Path:
     return found[0]
 
 
+def _not_utf8(path: Path, e: UnicodeDecodeError) -> DataError:
+    """A table that is not UTF-8 text (read ahead in chunks: its row is not known)."""
+    return DataError(f"{path}: not UTF-8 text (byte {e.object[e.start:e.start + 1]!r}: a CSV "
+                     "table is UTF-8; is it another format or encoding?)")
+
+
 def _parquet():
     try:
         import pyarrow.parquet as pq
@@ -97,7 +103,9 @@ class TableFile:
             header = [h.strip() for h in next(reader)]
         except StopIteration:
             raise DataError(f"{self.path}: empty (a CSV table starts with a header row)") from None
-        except (csv.Error, UnicodeDecodeError) as e:
+        except UnicodeDecodeError as e:
+            raise _not_utf8(self.path, e) from None
+        except csv.Error as e:
             raise DataError(f"{self.path}: row 0 (the header): not CSV text ({e})") from None
         if header.count(ID) != 1:
             raise DataError(f"{self.path}: the header must name one '{ID}' column, it reads "
@@ -153,7 +161,9 @@ class TableFile:
                     if len(cells) == rows:
                         yield ids, self._numbers(cells, row - len(cells) + 1)
                         ids, cells = [], []
-            except (csv.Error, UnicodeDecodeError) as e:
+            except UnicodeDecodeError as e:
+                raise _not_utf8(self.path, e) from None
+            except csv.Error as e:
                 raise DataError(f"{self.path}: row {row + 1}: not CSV text ({e})") from None
             if cells:
                 yield ids, self._numbers(cells, row - len(cells) + 1)
@@ -214,7 +224,7 @@ class TableFile:
         if len(bad):
             r, c = bad[0]
             raise DataError(f"{self.path}: row {first + r + 1}, column '{self.names[c]}': "
-                            f"{values[r, c]!r} ({len(bad)} cells NaN or infinite)")
+                            f"{float(values[r, c])!r} ({len(bad)} cells NaN or infinite)")
 
 
 class TableWriter:

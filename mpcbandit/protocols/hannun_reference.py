@@ -61,9 +61,13 @@ def headline(s: dict) -> list[str]:
     lines = [f"average reward {s['average_reward']:.4f}, cumulative regret {s['cumulative_regret']:.1f} "
              f"(eta {s['eta']:g})"]
     if "agreement_with_plaintext" in s:
-        lines.append(f"arms equal to the float64 run on the same exploration at "
-                     f"{100 * s['agreement_with_plaintext']:.1f}% of steps (its cumulative reward "
-                     f"{s['plaintext_cumulative_reward']:g})")
+        if s["agreement_with_plaintext"] is None:
+            lines.append("the parties read their own folders: `run --plaintext --data` is the "
+                         "float64 reference")
+        else:
+            lines.append(f"arms equal to the float64 run on the same exploration at "
+                         f"{100 * s['agreement_with_plaintext']:.1f}% of steps (its cumulative "
+                         f"reward {s['plaintext_cumulative_reward']:g})")
         lines.append(f"{1e3 * s['seconds_per_step']:.1f} ms and {s['critical_rounds_per_step']:.1f} "
                      f"rounds per step on the feature holders' critical path")
     return lines
