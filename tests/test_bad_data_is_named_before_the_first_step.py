@@ -3,11 +3,10 @@ reward, the arm), raised when its source is built: before the hello, so before t
 NaN, infinity, a cell that is not a number, a missing cell, a wrong column count, a norm or a
 reward outside its bound, an unreadable or missing table, in every format."""
 
-import csv
-
 import numpy as np
 import pytest
 
+from datafolders import edit, source
 from mpcbandit.config import load_config
 from mpcbandit.data.split import write_split
 from mpcbandit.errors import DataError
@@ -31,20 +30,6 @@ def split(tmp_path, name, *extra, suffix=".csv"):
     cfg = load_config(path, ['run.security="none"', *sets, *extra])
     write_split(cfg, tmp_path / "data", suffix)
     return cfg, tmp_path / "data"
-
-
-def source(cfg, data, party):
-    role, _, index = party.rpartition(".")
-    return get_protocol(cfg.protocol).source(cfg, role, int(index), data / party)
-
-
-def edit(path, change):
-    """Rewrite a CSV table: change(rows) edits the list of rows (header first) in place."""
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    change(rows)
-    with open(path, "w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(rows)
 
 
 def set_cell(row, column, value):
