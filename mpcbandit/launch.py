@@ -26,7 +26,6 @@ from tqdm import tqdm
 from mpcbandit.checkpoint import checkpoint_iterations, finished
 from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
-from mpcbandit.data.folder import party_folder
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.net.security import write_keys
@@ -358,7 +357,7 @@ def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print
     out_dir = Path(out_dir)
     # the folder is claimed, never chmodded: one we make is 0700, and every file in it 0600
     with nullcontext() if lock is not None else RunLock(out_dir):
-        data_dir = data_dir and party_folder(Path(data_dir).resolve(), "mpcbandit run --data")
+        data_dir = data_dir and get_protocol(cfg.protocol).data_folders(data_dir)
         if plaintext:
             return run_plaintext(cfg, out_dir, echo, data_dir)
         if resume_from is None:

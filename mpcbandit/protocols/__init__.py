@@ -18,6 +18,7 @@ import numpy as np
 
 from mpcbandit.checkpoint import FINISHED, CheckpointStore, finished
 from mpcbandit.config import Config
+from mpcbandit.data.folder import party_folder
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
@@ -100,6 +101,13 @@ class Protocol:
                 raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
             return None
         return self.sources(cfg, role, index, None if folder is None else Path(folder))
+
+    def data_folders(self, data_dir: Path) -> Path:
+        """data_dir (resolved), the parent of every party's folder: refused if this protocol
+        reads no data or it is not a folder."""
+        if self.sources is None:
+            raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
+        return party_folder(Path(data_dir).resolve(), "--data")
 
     def reference(self, cfg: Config, data_dir: Path | None = None) -> dict:
         """The plaintext reference's fields: on the built-in task, or on every party's folder
