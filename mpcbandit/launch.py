@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mpcbandit.checkpoint import checkpoint_iterations, finished
+from mpcbandit.checkpoint import common_checkpoint, prune_checkpoints
 from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
@@ -74,7 +74,15 @@ def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
 
 
 def _unassigned_ports() -> tuple[int, int]:
-    """A port range no outgoing connection uses: 10000 up to the ephemeral range's start."""
+    """10000 up to the ephemeral range's start (no outgoing connection uses it), or
+    $MPCBANDIT_PORTS=LOW-HIGH (runs started side by side pick from disjoint ranges)."""
+    chosen = os.environ.get("MPCBANDIT_PORTS", "")
+    if chosen:
+        low, _, high = chosen.partition("-")
+        if not (low.isdigit() and high.isdigit() and 1024 <= int(low) < int(high) <= 65535):
+            raise MpcBanditError(f"MPCBANDIT_PORTS={chosen!r}: give LOW-HIGH, 1024 <= LOW < HIGH "
+                                 "<= 65535")
+        return int(low), int(high)
     try:
         ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
@@ -289,31 +297,6 @@ class _Watchdog:
         except (OSError, IndexError):
             return "unknown"
         return {"R": "running", "S": "waiting", "D": "in I/O", "T": "stopped"}.get(code, code)
-
-
-def common_checkpoint(out_dir: Path, names: list[str]) -> int:
-    """The last iteration every party checkpointed in out_dir (a party whose part is finished
-    goes on from any)."""
-    folders = [out_dir / "checkpoints" / n for n in names]
-    sets = [set(checkpoint_iterations(f)) for f in folders if not finished(f)]
-    common = set.intersection(*sets) if sets else set()
-    if not common:
-        raise MpcBanditError(f"no iteration was checkpointed by all of {', '.join(names)} in "
-                             f"{out_dir / 'checkpoints'}: nothing to resume")
-    return max(common)
-
-
-def prune_checkpoints(out_dir: Path, names: list[str]) -> None:
-    """Delete checkpoints older than the last iteration every party has checkpointed."""
-    try:
-        keep_from = common_checkpoint(out_dir, names)
-    except MpcBanditError:
-        return
-    for n in names:
-        folder = out_dir / "checkpoints" / n
-        for it in checkpoint_iterations(folder):
-            if it < keep_from:
-                (folder / f"{it}.ckpt").unlink(missing_ok=True)
 
 
 def resume_run(out_dir: Path, echo=print) -> dict:

@@ -105,7 +105,7 @@ def killed_run(out: Path) -> None:
     launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", "demo.iterations=1500",
                          "--set", "demo.length=8", "--set", "run.deadline_s=15",
                          "--net", "one_way_ms=2,mbit_s=10000", "--checkpoint-every", EVERY, out=out)
-    wait_for_progress(out / "progress", minimum=KILL_AFTER)
+    wait_for_progress(out / "progress", minimum=KILL_AFTER, parties=("compute.0", "output.0"))
     err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
     assert launcher.returncode != 0 and "compute.0" in err, err
 

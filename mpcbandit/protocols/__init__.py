@@ -27,7 +27,7 @@ from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 from mpcbandit.stop import check_stop
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
-           "run_timed", "progress_line", "clock", "read_folders",
+           "with_steps", "run_timed", "progress_line", "clock", "read_folders",
            "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
 _log = logging.getLogger("mpcbandit.party")
@@ -139,6 +139,17 @@ def privacy_record(cfg: Config) -> dict:
         warnings.insert(0, "run.security = 'none': messages travel in clear and any local "
                            "process can pose as a party (tests on one machine only)")
     return {"private": not warnings, "warnings": warnings}
+
+
+def with_steps(cfg: Config, steps: int) -> Config:
+    """cfg with its protocol's step count set to steps, under whichever key the protocol counts
+    them (Protocol.steps: iterations, budget, horizon): what `--steps N` does."""
+    proto = get_protocol(cfg.protocol)
+    if proto.steps is None:
+        raise MpcBanditError(f"--steps: protocol {cfg.protocol} has no bandit steps to count; "
+                             f"set its own keys with --set (`mpcbandit explain {cfg.protocol}`)")
+    key, _ = proto.steps(cfg.section)
+    return cfg.with_overrides([f"{cfg.protocol}.{key}={steps}"])
 
 
 @dataclass
