@@ -107,7 +107,8 @@ class _LazyGroup(click.Group):
 
 
 #: top-level commands kept in their own modules, imported when used
-COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier"}
+COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier",
+            "data": "mpcbandit.data_command:data"}
 
 
 @click.group(cls=_LazyGroup, targets=COMMANDS,
@@ -138,9 +139,14 @@ def main() -> None:
 @click.option("--estimate/--no-estimate", default=True, show_default=True,
               help="Before a long run on an emulated network (--net), probe the config twice "
                    "(a few steps each, about a tenth of the run) and print how long it will take.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Every party reads its own folder DATA/<role>.<index>/ (docs/data.md; "
+                   "`mpcbandit data split` makes them) instead of the built-in task. With "
+                   "--plaintext one process reads every folder: the non-private reference.")
 def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None, net: str | None,
         sets: tuple[str, ...], plaintext: bool, insecure: bool, log_level: str,
-        checkpoint_every: int | None, resume_dir: Path | None, estimate: bool) -> None:
+        checkpoint_every: int | None, resume_dir: Path | None, estimate: bool,
+        data_dir: Path | None) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
     from mpcbandit.estimate import estimate_duration, worth_estimating
     from mpcbandit.launch import resume_run, run_local
@@ -150,10 +156,10 @@ def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None,
         raise click.UsageError("give CONFIG, or --resume DIR (not both)")
     try:
         if resume_dir is not None:
-            if sets or seed is not None or net or plaintext or checkpoint_every or steps:
+            if sets or seed is not None or net or plaintext or checkpoint_every or steps or data_dir:
                 raise click.UsageError("--resume takes the run's own config and options; give "
                                        "no --set/--seed/--net/--steps/--plaintext/"
-                                       "--checkpoint-every")
+                                       "--checkpoint-every/--data")
             resume_run(resume_dir, echo=click.echo)
             return
         cfg = _load(config, sets, seed, net, steps)
@@ -170,7 +176,7 @@ def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None,
                 click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
             summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
                                 checkpoint_every=checkpoint_every or 0, insecure=insecure,
-                                log_level=log_level, lock=lock)
+                                log_level=log_level, lock=lock, data_dir=data_dir)
         if expected is not None:
             click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
     except MpcBanditError as e:
@@ -210,6 +216,9 @@ def _stop_on_sigterm(signum, frame) -> None:
 @click.option("--run-id", default=None, metavar="ID",
               help="The run instance its checkpoints belong to (with --checkpoint-every or "
                    "--resume-from): one new id per run, the same on every host and on resume.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="This party's own data folder (its role's files: docs/data.md); it reads "
+                   "nothing else. Without it the role reads the built-in task.")
 @_insecure_opt
 @_log_opt
 @_steps_opt
@@ -218,8 +227,9 @@ def _stop_on_sigterm(signum, frame) -> None:
 @_set_opt
 def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
           progress: Path | None, checkpoint_dir: Path | None, checkpoint_every: int,
-          resume_from: int | None, run_id: str | None, insecure: bool, log_level: str,
-          steps: int | None, seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+          resume_from: int | None, run_id: str | None, data_dir: Path | None, insecure: bool,
+          log_level: str, steps: int | None, seed: int | None, net: str | None,
+          sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from mpcbandit.files import write_json
     from mpcbandit.identity import config_digest
@@ -239,7 +249,7 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
         out = run_party(cfg, role, index, session=session, result_path=result,
                         progress_path=progress, checkpoint_dir=checkpoint_dir,
                         checkpoint_every=checkpoint_every, resume_from=resume_from,
-                        insecure=insecure, run_id=run_id)
+                        insecure=insecure, run_id=run_id, data_dir=data_dir)
     except BaseException as e:  # noqa: BLE001 - reported to the launcher, then re-raised as exit
         reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if result is not None:
