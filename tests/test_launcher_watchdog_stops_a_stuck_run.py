@@ -23,7 +23,8 @@ def test_every_party_frozen_is_stopped_after_the_stall_limit(tmp_path):
     launcher = start_run("configs/demo-sum.toml", "--set", "demo.iterations=100000000",
                          "--set", "run.deadline_s=1.0", "--set", "run.startup_s=1.0",
                          out=tmp_path)
-    wait_for_progress(tmp_path / "progress", minimum=3)
+    every = ("input.0", "input.1", "input.2", "compute.0", "compute.1", "output.0")
+    wait_for_progress(tmp_path / "progress", minimum=3, parties=every)
     pids = party_pids(launcher.pid)
     for pid in pids.values():
         # frozen together, no party's receive can time out: only the launcher can end this
