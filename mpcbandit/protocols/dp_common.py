@@ -20,7 +20,7 @@ from mpcbandit.dp.noise import NormalSource, seeded_source
 DATA = ("gap", *COMMON)
 
 __all__ = ["DATA", "user_stream", "noise_source", "noise_off", "regret_series", "privacy_phrase",
-           "expect_statistics"]
+           "random_action_regret", "regret_per_round", "learning_phrase", "expect_statistics"]
 
 
 def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:
@@ -37,6 +37,31 @@ def regret_series(regret_per_step: np.ndarray) -> dict:
     """The summary's per-step (group) pseudo-regret and its running sum."""
     per_step = np.asarray(regret_per_step, dtype=np.float64)
     return {"regret": per_step.tolist(), "cumulative_regret": np.cumsum(per_step).tolist()}
+
+
+def random_action_regret(seed: int, s, stream: str, steps: int) -> np.ndarray:
+    """A uniformly random action's expected regret at each of the first `steps` rounds of a user
+    stream: the level of a learner that learns nothing. A stream's action sets do not depend on
+    what was played, so they are read again here from the seed."""
+    env = user_stream(seed, s, stream)
+    return np.array([m.max() - m.mean() for m in (env.action_set()[1] for _ in range(steps))])
+
+
+def regret_per_round(regret: np.ndarray, random: np.ndarray) -> dict:
+    """Whether a run learnt: its mean regret per round (and per stream: rows are streams) over
+    the first and the last tenth of the rounds, beside a random action's over the whole run."""
+    regret, random = np.atleast_2d(regret), np.atleast_2d(random)
+    window = max(1, regret.shape[1] // 10)
+    return {"window": window, "first": float(regret[:, :window].mean()),
+            "last": float(regret[:, -window:].mean()), "random_action": float(random.mean())}
+
+
+def learning_phrase(r: dict, per: str) -> str:
+    """'regret per round: 0.120 over the first 300 rounds, 0.004 over the last 300; a uniformly
+    random action's: 0.180' from a summary's regret_per_round."""
+    return (f"regret per {per}: {r['first']:.3f} over the first {r['window']} rounds, "
+            f"{r['last']:.3f} over the last {r['window']}; a uniformly random action's: "
+            f"{r['random_action']:.3f}")
 
 
 def privacy_phrase(privacy: dict) -> str:

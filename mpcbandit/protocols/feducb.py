@@ -44,9 +44,12 @@ from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.protocols.dp_common import (
     DATA,
     expect_statistics,
+    learning_phrase,
     noise_off,
     noise_source,
     privacy_phrase,
+    random_action_regret,
+    regret_per_round,
     regret_series,
 )
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
@@ -369,6 +372,8 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
         "cumulative_reward": float(rewards.sum()),
         "cumulative_regret": float(regret.sum()),
         "regret_per_agent": float(regret.sum()) / s.agents,
+        "regret_per_round": regret_per_round(regret, [
+            random_action_regret(cfg.seed, s, f"agent{r['index']}", regret.shape[1]) for r in agents]),
         "mode": s.mode,
         "schedule": s.schedule,
         "threshold": threshold if s.schedule == "threshold" else None,
@@ -425,7 +430,8 @@ def headline(s: dict) -> list[str]:
     return [f"group regret {s['cumulative_regret']:.2f} ({s['regret_per_agent']:.2f} per agent) after "
             f"{s['steps']} rounds of {len(s['agents'])} agents, {s['sync_rounds']} "
             f"{'syncs' if s['mode'] == 'centralized' else 'statistic requests'}",
-            f"{privacy_phrase(s['privacy'])}, {radius}"]
+            f"{privacy_phrase(s['privacy'])}, {radius}",
+            learning_phrase(s["regret_per_round"], "agent and round")]
 
 
 PROTOCOL = Protocol(name="feducb", paper='Dubey & Pentland 2020, differentially-private federated LinUCB (FedUCB)',

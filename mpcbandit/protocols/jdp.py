@@ -29,9 +29,12 @@ from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.protocols.dp_common import (
     DATA,
     expect_statistics,
+    learning_phrase,
     noise_off,
     noise_source,
     privacy_phrase,
+    random_action_regret,
+    regret_per_round,
     regret_series,
 )
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
@@ -179,6 +182,8 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
                    "beta": out[LEARNER]["beta"]},  # beta_t of Prop. 4, per round
         "cumulative_reward": float(np.sum(env["rewards"])),
         "cumulative_regret": float(regret.sum()),
+        "regret_per_round": regret_per_round(
+            regret, random_action_regret(cfg.seed, s, JDP_STREAM, len(regret))),
         "sync_rounds": s.horizon,  # one release of the tree per round
         "max_nodes_per_release": max(priv["nodes_used"]),
         "tree_depth": priv["depth"],
@@ -209,9 +214,9 @@ def sends_ahead(s: JdpSection) -> int:
 
 
 def headline(s: dict) -> list[str]:
-    """Final regret under the run's privacy."""
+    """Final regret under the run's privacy, and whether the run learnt."""
     return [f"cumulative regret {s['cumulative_regret']:.2f} after {s['steps']} steps "
-            f"({privacy_phrase(s['privacy'])})"]
+            f"({privacy_phrase(s['privacy'])})", learning_phrase(s["regret_per_round"], "round")]
 
 
 PROTOCOL = Protocol(name="jdp", paper='Shariff & Sheffet 2018, joint-differentially-private LinUCB',
