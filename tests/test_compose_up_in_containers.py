@@ -15,7 +15,8 @@ from compose_files import assert_equals_plaintext, yaml
 from conftest import REPO, load_script
 
 stage = load_script("container_stage")
-pytestmark = pytest.mark.slow
+# slow; and under pytest-xdist all on one worker, which starts the container engine once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("containers")]
 #: $MPCBANDIT_STEPS of the runs: seconds each, enough for the replay check of hannun
 STEPS = 200
 #: the demo's compute parties hold each message 1 s before reading it (run.net's emulated link;
