@@ -94,7 +94,7 @@ def run_plaintext(cfg: Config, out_dir: Path, echo=print) -> dict:
     fields = get_protocol(cfg.protocol).plaintext(cfg)
     wall = time.perf_counter() - t0
     party = {"role": "plaintext", "index": 0, "pid": os.getpid(), "host": socket.gethostname(),
-             "rounds": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
+             "rounds": 0, "hops": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
              "compute_s": wall, "wait_s": 0.0, "by_op": {}, "protocol_wall_s": wall,
              "close_s": 0.0, "control_messages": 0}
     summary = build_summary(cfg, fields, [party], wall, plaintext=True)

@@ -9,25 +9,34 @@ from typing import Any
 from mpcbandit import __version__
 from mpcbandit.config import Config
 from mpcbandit.files import write_json
-from mpcbandit.net.netspec import NET_PRESETS
+from mpcbandit.net.netspec import NET_PRESETS, NetSpec
 from mpcbandit.protocols import get_protocol, privacy_record
 from mpcbandit.provenance import software_versions
 
-__all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", "format_summary",
-           "write_summary", "write_csv"]
+__all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", "local_seconds",
+           "format_summary", "write_summary", "write_csv"]
 
-PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "messages", "bytes_sent",
+PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "hops", "messages", "bytes_sent",
               "bytes_received", "compute_s", "wait_s", "by_op", "close_s", "control_messages")
 
 
-def estimate_seconds(compute_s: float, rounds: int, nbytes: int, net: str) -> float:
-    """Analytic time on a named network: compute + rounds x RTT + bytes / bandwidth."""
+def estimate_seconds(local_s: float, hops: float, nbytes: float, net: str) -> float:
+    """Time on a named network (docs/summary.md, "Time on a network"): the time on this host
+    without delays + hops x one-way delay + the busiest party's bytes / bandwidth."""
     one_way, bw = NET_PRESETS[net]
-    return compute_s + rounds * 2 * one_way + (nbytes / bw if bw else 0.0)
+    return local_s + hops * one_way + (nbytes / bw if bw else 0.0)
+
+
+def local_seconds(protocol_wall_s: float, compute_s: float, hops: int, nbytes: int,
+                  net: NetSpec) -> float:
+    """A run's protocol time on this host without the delays its own emulated network added
+    (never below its busiest party's compute time)."""
+    added = hops * net.one_way_s + (nbytes / net.bytes_per_s if net.bytes_per_s else 0.0)
+    return max(compute_s, protocol_wall_s - added)
 
 
 #: the summary's shape; raise it when a key changes meaning or type (docs/summary.md)
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float, *,
@@ -41,9 +50,12 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
     fields = dict(fields)
     steps = int(fields.pop("steps", 1)) or 1
     rounds_total = max((p["rounds"] for p in parties), default=0)
+    hops_total = max((p.get("hops", 0) for p in parties), default=0)
     max_bytes = max((p["bytes_sent"] + p["bytes_received"] for p in parties), default=0)
-    compute = max((p["compute_s"] for p in parties), default=0.0)
+    protocol_wall = max((p.get("protocol_wall_s", 0.0) for p in parties), default=wall_s)
     net = cfg.net
+    local = local_seconds(protocol_wall, max((p["compute_s"] for p in parties), default=0.0),
+                          hops_total, max_bytes, net)
     reward, regret = fields.pop("cumulative_reward", None), fields.pop("cumulative_regret", None)
     summary: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -55,17 +67,19 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
         "config": cfg.raw,
         "config_resolved": cfg.resolved(),
         "wall_s": wall_s,
-        "protocol_wall_s": max((p.get("protocol_wall_s", 0.0) for p in parties), default=wall_s),
+        "protocol_wall_s": protocol_wall,
         "steps": steps,
         "cumulative_reward": None if reward is None else float(reward),
         "cumulative_regret": None if regret is None else float(regret),
         "rounds_total": rounds_total,
         "rounds_per_step": rounds_total / steps,
+        "hops_total": hops_total,
+        "hops_per_step": hops_total / steps,
         "bytes_per_step": max_bytes / steps,
         "net": {"name": net.name, "one_way_ms": net.one_way_s * 1e3,
                 "mbit_s": net.bytes_per_s * 8 / 1e6 if net.bytes_per_s else None},
-        "estimate_s": {n: estimate_seconds(compute, rounds_total, max_bytes, n)
-                       for n in ("lan", "wan")},
+        "local_s": local,
+        "estimate_s": {n: estimate_seconds(local, hops_total, max_bytes, n) for n in ("lan", "wan")},
         "parties": [{k: p[k] for k in PARTY_KEYS if k in p} | {"protocol_wall_s": p.get("protocol_wall_s")}
                     for p in parties],
         # whether the run was private, beside the protocol's own privacy parameters if any

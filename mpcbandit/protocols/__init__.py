@@ -197,7 +197,7 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
     output = run_role(ctx)
     wall = time.perf_counter() - t0
     return {"role": ctx.role, "index": ctx.index, "name": ctx.name,
-            **ctx.chan.stats.total().to_dict(), "protocol_wall_s": wall,
+            **ctx.chan.stats.total().to_dict(), "hops": ctx.chan.hops, "protocol_wall_s": wall,
             "by_op": ctx.chan.stats.to_dict(), "output": output}
 
 

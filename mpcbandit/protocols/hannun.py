@@ -58,7 +58,6 @@ from mpcbandit.protocols.hannun_reference import (
     task,
 )
 from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, push_exploration
-from mpcbandit.results import estimate_seconds
 
 FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder", "dealer"
 ENV = "environment"
@@ -399,19 +398,14 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     steps = fh[0]["output"]["steps"]  # fewer than T when this run resumed
     name = lambda r: f"{r['role']}.{r['index']}"  # noqa: E731
     online = [r["output"]["online"] for r in fh]
-    rounds = max(o["rounds"] for o in online) / steps
-    per_party = {name(r): (r["bytes_sent"] + r["bytes_received"]) / steps for r in results}
-    busiest = max(per_party[name(r)] for r in fh)
-    compute = max(r["compute_s"] for r in fh) / steps
     out.update({
         "seconds_per_step": max(r["output"]["online_wall_s"] for r in fh) / steps,
-        "critical_rounds_per_step": rounds,
-        "bytes_per_step_by_party": per_party,
+        "critical_rounds_per_step": max(o["rounds"] for o in online) / steps,
+        "bytes_per_step_by_party": {name(r): (r["bytes_sent"] + r["bytes_received"]) / steps
+                                    for r in results},
         "online_bytes_per_step_feature_holder":
             max(o["bytes_sent"] + o["bytes_received"] for o in online) / steps,
         "online_bytes_sent_per_step_feature_holder": max(o["bytes_sent"] for o in online) / steps,
-        "lan_estimate_s_per_step": estimate_seconds(compute, rounds, busiest, "lan"),
-        "wan_estimate_s_per_step": estimate_seconds(compute, rounds, busiest, "wan"),
     })
     dealer = next(r for r in results if r["role"] == DEALER)
     ref = replay(cfg, bytes.fromhex(dealer["output"]["exploration_key"]))
