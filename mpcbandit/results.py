@@ -46,9 +46,12 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
     `fields` is what the protocol's summarize (or plaintext) returned: `steps`, and where it has
     them `series` (per-step lists), `agents` (per-agent records), `cumulative_reward`,
     `cumulative_regret`, `privacy` (its parameters), and keys of its own (docs/summary.md).
+    Per-step figures divide the counters by the steps they cover: after a --resume, the
+    resumed part's; the whole run's estimate scales them to every step.
     """
     fields = dict(fields)
     steps = int(fields.pop("steps", 1)) or 1
+    counted = max(steps - (resumed_from or 0), 1)
     rounds_total = max((p["rounds"] for p in parties), default=0)
     hops_total = max((p.get("hops", 0) for p in parties), default=0)
     max_bytes = max((p["bytes_sent"] + p["bytes_received"] for p in parties), default=0)
@@ -56,6 +59,7 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
     net = cfg.net
     local = local_seconds(protocol_wall, max((p["compute_s"] for p in parties), default=0.0),
                           hops_total, max_bytes, net)
+    whole = steps / counted  # a resumed run's counters cover its resumed part only
     reward, regret = fields.pop("cumulative_reward", None), fields.pop("cumulative_regret", None)
     summary: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -69,17 +73,19 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
         "wall_s": wall_s,
         "protocol_wall_s": protocol_wall,
         "steps": steps,
+        "counted_steps": counted,
         "cumulative_reward": None if reward is None else float(reward),
         "cumulative_regret": None if regret is None else float(regret),
         "rounds_total": rounds_total,
-        "rounds_per_step": rounds_total / steps,
+        "rounds_per_step": rounds_total / counted,
         "hops_total": hops_total,
-        "hops_per_step": hops_total / steps,
-        "bytes_per_step": max_bytes / steps,
+        "hops_per_step": hops_total / counted,
+        "bytes_per_step": max_bytes / counted,
         "net": {"name": net.name, "one_way_ms": net.one_way_s * 1e3,
                 "mbit_s": net.bytes_per_s * 8 / 1e6 if net.bytes_per_s else None},
         "local_s": local,
-        "estimate_s": {n: estimate_seconds(local, hops_total, max_bytes, n) for n in ("lan", "wan")},
+        "estimate_s": {n: estimate_seconds(local * whole, hops_total * whole, max_bytes * whole, n)
+                       for n in ("lan", "wan")},
         "parties": [{k: p[k] for k in PARTY_KEYS if k in p} | {"protocol_wall_s": p.get("protocol_wall_s")}
                     for p in parties],
         # whether the run was private, beside the protocol's own privacy parameters if any

@@ -198,6 +198,7 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
     wall = time.perf_counter() - t0
     return {"role": ctx.role, "index": ctx.index, "name": ctx.name,
             **ctx.chan.stats.total().to_dict(), "hops": ctx.chan.hops, "protocol_wall_s": wall,
+            "resumed_from": ctx.resume_from,  # its counters cover the steps from there on
             "by_op": ctx.chan.stats.to_dict(), "output": output}
 
 
