@@ -88,10 +88,12 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def run_plaintext(cfg: Config, out_dir: Path, echo=print) -> dict:
-    """The protocol's non-private reference, written as a summary of the same shape."""
+def run_plaintext(cfg: Config, out_dir: Path, echo=print, replay_of: dict | None = None) -> dict:
+    """The protocol's non-private reference, written as a summary of the same shape; with
+    replay_of (a secure run's summary) on what that run revealed at its end."""
     t0 = time.perf_counter()
-    fields = get_protocol(cfg.protocol).plaintext(cfg)
+    proto = get_protocol(cfg.protocol)
+    fields = proto.plaintext(cfg) if replay_of is None else proto.replay(cfg, replay_of)
     wall = time.perf_counter() - t0
     party = {"role": "plaintext", "index": 0, "pid": os.getpid(), "host": socket.gethostname(),
              "rounds": 0, "hops": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
@@ -342,12 +344,13 @@ def resume_run(out_dir: Path, echo=print) -> dict:
 def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print,
               checkpoint_every: int = 0, resume_from: int | None = None, insecure: bool = False,
               log_level: str = "INFO", lock: RunLock | None = None,
-              run_id: str | None = None) -> dict:
+              run_id: str | None = None, replay_of: dict | None = None) -> dict:
     """Run every party of the (loaded, validated) config as a local process; return the summary.
 
     `lock`: the caller's lock on out_dir, held since before its own work (else taken here). A
     new run gets a fresh run_id (kept in run.json); a resumed one passes its own, so each
-    party's checkpoints load only into the run instance that wrote them."""
+    party's checkpoints load only into the run instance that wrote them. replay_of: see
+    run_plaintext."""
     if not plaintext:
         check_security_mode(cfg, insecure)
     if checkpoint_every or resume_from is not None:
@@ -356,7 +359,7 @@ def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print
     # the folder is claimed, never chmodded: one we make is 0700, and every file in it 0600
     with nullcontext() if lock is not None else RunLock(out_dir):
         if plaintext:
-            return run_plaintext(cfg, out_dir, echo)
+            return run_plaintext(cfg, out_dir, echo, replay_of)
         if resume_from is None:
             run_id = secrets.token_hex(16)
             write_json(out_dir / "run.json", {"config": str(Path(cfg.source).resolve()),

@@ -137,11 +137,11 @@ def _reward_sweep(out: Output, key: str, values: list[int], stem: str, xlabel: s
                 rows.append([label, v, None, None, None, None, _load(), outcome])
                 click.echo(f"{label}, {key} = {v}: {outcome}")
                 continue
-            rows.append([label, v, s["average_reward"], s.get("agreement_with_plaintext"),
-                         s["plaintext_cumulative_reward"] / steps, s["critical_rounds_per_step"],
+            rows.append([label, v, s["average_reward"], s.get("agreement_with_replay"),
+                         s["replay_cumulative_reward"] / steps, s["critical_rounds_per_step"],
                          _load(), "completed"])
             click.echo(f"{label}, {key} = {v}: reward {s['average_reward']:.4f}, same arms as "
-                       f"float64 {s.get('agreement_with_plaintext')}")
+                       f"float64 {s.get('agreement_with_replay')}")
         mine = [r for r in rows if r[0] == label and r[2] is not None]
         curves.append(Curve(label, [r[1] for r in mine], [r[2] for r in mine]))
     title = f"{title} ({kind}, T = {steps:,})"
@@ -210,7 +210,7 @@ def bench_row(out: Output, arms: int, parties: int, net: str, iterations: int,
             round(_busiest_holder(secure) / 1e3, 1),
             round(secure["bytes_per_step_by_party"]["dealer.0"] / 1e3, 1),
             round(secure["estimate_s"]["wan"] / secure["steps"] * 1e3, 1),
-            secure.get("agreement_with_plaintext"), secure["cumulative_reward"],
+            secure.get("agreement_with_replay"), secure["cumulative_reward"],
             plain["cumulative_reward"], _load()]
 
 

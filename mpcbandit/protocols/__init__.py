@@ -59,6 +59,9 @@ class Protocol:
     #: the most bytes one peer may send a party before that party reads them (an upper
     #: estimate from the section's sizes); the default cap on unread bytes is twice this
     sends_ahead: Callable[[Any], int] | None = None
+    #: replay(cfg, summary): the non-private reference on what the secure run of that summary
+    #: revealed at its end (Hannun's exploration key), for `run --plaintext --replay RUN_DIR`
+    replay: Callable[[Config, dict], dict] | None = None
     #: the lines `run` prints about a finished run's outcome, from its summary (the numbers
     #: a reader of this protocol looks for first)
     headline: Callable[[dict], list[str]] | None = None

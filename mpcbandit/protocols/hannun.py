@@ -55,6 +55,7 @@ from mpcbandit.protocols.hannun_reference import (
     plaintext,
     preload_task,
     replay,
+    replay_run,
     task,
 )
 from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, push_exploration
@@ -408,9 +409,12 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
         "online_bytes_sent_per_step_feature_holder": max(o["bytes_sent"] for o in online) / steps,
     })
     dealer = next(r for r in results if r["role"] == DEALER)
-    ref = replay(cfg, bytes.fromhex(dealer["output"]["exploration_key"]))
-    out["agreement_with_plaintext"] = float(np.mean(np.asarray(ref["series"]["arms"]) == arms))
-    out["plaintext_cumulative_reward"] = ref["cumulative_reward"]
+    key = bytes.fromhex(dealer["output"]["exploration_key"])
+    ref = replay(cfg, key)
+    out["agreement_with_replay"] = float(np.mean(np.asarray(ref["series"]["arms"]) == arms))
+    out["replay_cumulative_reward"] = ref["cumulative_reward"]
+    out["exploration"] = s.exploration
+    out["exploration_key"] = key.hex()  # revealed: `run --plaintext --replay` reads it here
     return out
 
 
@@ -425,7 +429,7 @@ def sends_ahead(s: HannunSection) -> int:
 
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers,
+                    plaintext=plaintext, replay=replay_run, summarize=summarize, peers=peers,
                     prepare=lambda cfg, role: role in (FEATURE, ENV) and preload_task(cfg),
                     privacy_warnings=lambda s: [] if s.exploration == "secret" else [
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "

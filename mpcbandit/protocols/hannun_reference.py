@@ -10,10 +10,10 @@ from mpcbandit.bandits.egreedy import exploration_key, run_eps_greedy
 from mpcbandit.config import Config
 from mpcbandit.data import BanditData
 from mpcbandit.data.tasks import make_task, preload
-from mpcbandit.errors import ConfigError
+from mpcbandit.errors import ConfigError, ReplayError
 from mpcbandit.protocols.hannun_stream import exploration
 
-__all__ = ["task", "outcome", "headline", "replay", "plaintext", "preload_task"]
+__all__ = ["task", "outcome", "headline", "replay", "replay_run", "plaintext", "preload_task"]
 
 
 def task(cfg: Config) -> BanditData:
@@ -55,19 +55,40 @@ def replay(cfg: Config, key: bytes) -> dict:
 
 def plaintext(cfg: Config) -> dict:
     """The float64 reference on the config seed's exploration stream: a 'seeded' run's own;
-    a 'secret' run draws its stream when it starts, so its summary compares it with
-    ``replay`` of its dealer's key instead."""
-    return replay(cfg, exploration_key(cfg.seed))
+    a 'secret' run draws its stream when it starts (``replay_run`` replays it afterwards)."""
+    key = exploration_key(cfg.seed)
+    return replay(cfg, key) | {"exploration": "seeded", "exploration_key": key.hex()}
+
+
+def replay_run(cfg: Config, secure: dict) -> dict:
+    """The float64 reference on the exploration key a secure run's dealer revealed at its end
+    (`secure`: that run's summary): the run `mpcbandit run --plaintext --replay` makes."""
+    hexkey = secure.get("exploration_key")
+    try:
+        key = bytes.fromhex(hexkey)
+    except (TypeError, ValueError):
+        key = b""
+    if len(key) != 32:
+        raise ReplayError(f"the secure run's summary holds exploration_key {hexkey!r:.80}, not "
+                          "64 hex digits (a secure Hannun run writes the key its dealer revealed)")
+    return replay(cfg, key) | {"exploration": "replay", "exploration_key": key.hex()}
 
 
 def headline(s: dict) -> list[str]:
-    """Reward and regret; for a secure run, its agreement with float64 and its cost per step."""
+    """Reward and regret; for a secure run, its agreement with the float64 replay of its
+    exploration and its cost per step; for --plaintext, which exploration stream it ran."""
     lines = [f"average reward {s['average_reward']:.4f}, cumulative regret {s['cumulative_regret']:.1f} "
              f"(eta {s['eta']:g})"]
-    if "agreement_with_plaintext" in s:
-        lines.append(f"arms equal to the float64 run on the same exploration at "
-                     f"{100 * s['agreement_with_plaintext']:.1f}% of steps (its cumulative reward "
-                     f"{s['plaintext_cumulative_reward']:g})")
-        lines.append(f"{1e3 * s['seconds_per_step']:.1f} ms and {s['critical_rounds_per_step']:.1f} "
-                     f"rounds per step on the feature holders' critical path")
+    if s["plaintext"]:
+        lines.append({"seeded": "exploration drawn from the config seed (a 'secret' secure run "
+                                "draws its own: `--replay RUN_DIR` replays that run's)",
+                      "replay": "exploration replayed from a secure run's revealed key: its arms "
+                                "are that run's but at fixed-point near-ties"}[s["exploration"]])
+        return lines
+    lines.append(f"float64 replay on this run's exploration key (what `mpcbandit run CONFIG "
+                 f"--plaintext --replay RUN_DIR` computes): the same arm at "
+                 f"{100 * s['agreement_with_replay']:.1f}% of steps, cumulative reward "
+                 f"{s['replay_cumulative_reward']:g}")
+    lines.append(f"{1e3 * s['seconds_per_step']:.1f} ms and {s['critical_rounds_per_step']:.1f} "
+                 f"rounds per step on the feature holders' critical path")
     return lines
