@@ -121,11 +121,17 @@ def format_summary(s: dict) -> str:
     elif s.get("cumulative_reward") is not None:
         lines.append(f"cumulative reward: {s['cumulative_reward']:g}")
     if not s["plaintext"]:
-        lines.append(f"rounds: {s['rounds_total']} ({s['rounds_per_step']:.1f} per step), "
-                     f"busiest party {_kb(s['bytes_per_step'])} per step, "
-                     f"net {s['net']['name']}")
+        counted = ("" if s["counted_steps"] == s["steps"] else
+                   f" (over the {s['counted_steps']} steps this run counted, resumed from step "
+                   f"{s['resumed_from']})")
+        lines.append(f"per step{counted}: {s['rounds_per_step']:.1f} communication rounds and "
+                     f"{_kb(s['bytes_per_step'])} at the busiest party; {s['hops_per_step']:.1f} "
+                     "hops (the longest chain of messages each sent on receipt of the one "
+                     f"before: one one-way delay each); net {s['net']['name']}")
         est = s["estimate_s"]
-        lines.append(f"analytic estimate: lan {est['lan']:.3f} s, wan {est['wan']:.3f} s")
+        lines.append(f"protocol time on a network by the model: lan {est['lan']:.3f} s, wan "
+                     f"{est['wan']:.3f} s (this host's {s['local_s']:.3f} s without delays + hops "
+                     "x one-way delay + bytes / bandwidth; docs/summary.md)")
     return "\n".join(lines)
 
 

@@ -75,10 +75,13 @@ def replay_run(cfg: Config, secure: dict) -> dict:
 
 
 def headline(s: dict) -> list[str]:
-    """Reward and regret; for a secure run, its agreement with the float64 replay of its
-    exploration and its cost per step; for --plaintext, which exploration stream it ran."""
-    lines = [f"average reward {s['average_reward']:.4f}, cumulative regret {s['cumulative_regret']:.1f} "
-             f"(eta {s['eta']:g})"]
+    """Reward, regret and Theorem 1's privacy level; for a secure run, its agreement with the
+    float64 replay and its cost per step; for --plaintext, which exploration stream it ran."""
+    eta = (f"eps-greedy is eta-differentially private towards p' with eta = ln(|A| / eps) = "
+           f"{s['eta']:.3g} (Theorem 1)" if s["eta"] is not None
+           else "eps = 0: no exploration, so Theorem 1 gives no privacy towards p'")
+    lines = [f"average reward {s['average_reward']:.4f}, cumulative regret "
+             f"{s['cumulative_regret']:.1f}; {eta}"]
     if s["plaintext"]:
         lines.append({"seeded": "exploration drawn from the config seed (a 'secret' secure run "
                                 "draws its own: `--replay RUN_DIR` replays that run's)",
@@ -87,8 +90,10 @@ def headline(s: dict) -> list[str]:
         return lines
     lines.append(f"float64 replay on this run's exploration key (what `mpcbandit run CONFIG "
                  f"--plaintext --replay RUN_DIR` computes): the same arm at "
-                 f"{100 * s['agreement_with_replay']:.1f}% of steps, cumulative reward "
+                 f"{100 * s['agreement_with_replay']:.1f}% of steps (the others: fixed-point "
+                 f"near-ties the secure run took the other way), cumulative reward "
                  f"{s['replay_cumulative_reward']:g}")
-    lines.append(f"{1e3 * s['seconds_per_step']:.1f} ms and {s['critical_rounds_per_step']:.1f} "
-                 f"rounds per step on the feature holders' critical path")
+    lines.append(f"feature holders' online part: {1e3 * s['seconds_per_step']:.1f} ms and "
+                 f"{s['critical_rounds_per_step']:.1f} rounds per step (the per-step rounds below "
+                 "are the busiest party's, set-up and dealer requests included)")
     return lines
