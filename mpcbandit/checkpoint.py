@@ -21,7 +21,8 @@ from mpcbandit.errors import MpcBanditError, ProtocolError
 from mpcbandit.files import write_private
 from mpcbandit.net.codec import pack_value, unpack_value
 
-__all__ = ["CheckpointError", "CheckpointStore", "checkpoint_iterations", "finished", "FINISHED"]
+__all__ = ["CheckpointError", "CheckpointStore", "checkpoint_iterations", "finished", "FINISHED",
+           "common_checkpoint", "prune_checkpoints"]
 
 _MAGIC = b"MPCBCKP1"
 _KEY_FILE = ".mac_key"
@@ -111,3 +112,28 @@ class CheckpointStore:
         if len(key) != 32:
             raise CheckpointError(f"MAC key {path} is damaged ({len(key)} bytes, expected 32)")
         return key
+
+
+def common_checkpoint(out_dir: Path, names: list[str]) -> int:
+    """The last iteration every party checkpointed in out_dir (a party whose part is finished
+    goes on from any)."""
+    folders = [out_dir / "checkpoints" / n for n in names]
+    sets = [set(checkpoint_iterations(f)) for f in folders if not finished(f)]
+    common = set.intersection(*sets) if sets else set()
+    if not common:
+        raise MpcBanditError(f"no iteration was checkpointed by all of {', '.join(names)} in "
+                             f"{out_dir / 'checkpoints'}: nothing to resume")
+    return max(common)
+
+
+def prune_checkpoints(out_dir: Path, names: list[str]) -> None:
+    """Delete checkpoints older than the last iteration every party has checkpointed."""
+    try:
+        keep_from = common_checkpoint(out_dir, names)
+    except MpcBanditError:
+        return
+    for n in names:
+        folder = out_dir / "checkpoints" / n
+        for it in checkpoint_iterations(folder):
+            if it < keep_from:
+                (folder / f"{it}.ckpt").unlink(missing_ok=True)

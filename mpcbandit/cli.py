@@ -18,6 +18,7 @@ from mpcbandit.errors import MpcBanditError, Stopped
 from mpcbandit.experiments import BENCHES, FIGURES
 from mpcbandit.files import RunLock, default_run_dir
 from mpcbandit.registry import PROTOCOL_MODULES
+from mpcbandit.shipped_configs import ConfigFile
 
 __all__ = ["main"]
 
@@ -42,9 +43,23 @@ def _overrides(sets: tuple[str, ...], seed: int | None, net: str | None) -> list
     return out
 
 
-_config_arg = click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+def _load(config: Path, sets: tuple[str, ...], seed: int | None, net: str | None,
+          steps: int | None = None):
+    """CONFIG with --set, --seed and --net applied, and --steps on its protocol's step key."""
+    cfg = load_config(config, _overrides(sets, seed, net))
+    if steps is None:
+        return cfg
+    from mpcbandit.protocols import with_steps
+
+    return with_steps(cfg, steps)
+
+
+_config_arg = click.argument("config", type=ConfigFile())
 _set_opt = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
                         help="Override a config value (dotted key, TOML literal); repeatable.")
+_steps_opt = click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+                          help="Bandit steps: sets the protocol's own key (iterations of hannun, "
+                               "o3m and demo; budget of samba; horizon of feducb and jdp).")
 _seed_opt = click.option("--seed", type=int, default=None, help="Override the config's seed.")
 _log_opt = click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"],
                                                          case_sensitive=False),
@@ -92,7 +107,8 @@ class _LazyGroup(click.Group):
 
 
 #: top-level commands kept in their own modules, imported when used
-COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier"}
+COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier",
+            "data": "mpcbandit.data_command:data"}
 
 
 @click.group(cls=_LazyGroup, targets=COMMANDS,
@@ -105,9 +121,10 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.argument("config", type=ConfigFile(), required=False)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output directory (default runs/PROTOCOL-TIMESTAMP).")
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
@@ -127,10 +144,14 @@ def main() -> None:
 @click.option("--estimate/--no-estimate", default=True, show_default=True,
               help="Before a long run on an emulated network (--net), probe the config twice "
                    "(a few steps each, about a tenth of the run) and print how long it will take.")
-def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Every party reads its own folder DATA/<role>.<index>/ (docs/data.md; "
+                   "`mpcbandit data split` makes them) instead of the built-in task. With "
+                   "--plaintext one process reads every folder: the non-private reference.")
+def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None, net: str | None,
         sets: tuple[str, ...], plaintext: bool, replay_dir: Path | None, insecure: bool,
-        log_level: str, checkpoint_every: int | None, resume_dir: Path | None,
-        estimate: bool) -> None:
+        log_level: str, checkpoint_every: int | None, resume_dir: Path | None, estimate: bool,
+        data_dir: Path | None) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
     from mpcbandit.estimate import estimate_duration, worth_estimating
     from mpcbandit.launch import resume_run, run_local
@@ -140,16 +161,16 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
         raise click.UsageError("give CONFIG, or --resume DIR (not both)")
     try:
         if resume_dir is not None:
-            if sets or seed is not None or net or plaintext or checkpoint_every:
-                raise click.UsageError("--resume takes the run's own config and options; "
-                                       "give no --set/--seed/--net/--plaintext/--checkpoint-every")
+            if sets or seed is not None or net or plaintext or checkpoint_every or steps or data_dir:
+                raise click.UsageError("--resume takes the run's own config and options; give "
+                                       "no --set/--seed/--net/--steps/--plaintext/"
+                                       "--checkpoint-every/--data")
             resume_run(resume_dir, echo=click.echo)
             return
         if replay_dir is not None and not plaintext:
             raise click.UsageError("--replay RUN_DIR replays a secure run in the plaintext "
                                    "reference: give --plaintext too")
-        overrides = _overrides(sets, seed, net)
-        cfg = load_config(config, overrides)
+        cfg = _load(config, sets, seed, net, steps)
         if not plaintext:
             _warn_if_not_private(cfg)
         replay_of = None
@@ -168,11 +189,17 @@ def run(config: Path, out_dir: Path | None, seed: int | None, net: str | None,
                 click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
             summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
                                 checkpoint_every=checkpoint_every or 0, insecure=insecure,
-                                log_level=log_level, lock=lock, replay_of=replay_of)
+                                log_level=log_level, lock=lock, data_dir=data_dir,
+                                replay_of=replay_of)
         if expected is not None:
             click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
+    except KeyboardInterrupt:  # Ctrl-C: where the run is and how (or whether) it continues
+        from mpcbandit.interrupted import interrupted_note
+
+        click.echo(interrupted_note(resume_dir or out_dir), err=True)
+        sys.exit(130)
 
 
 def _stop_on_sigterm(signum, frame) -> None:
@@ -203,15 +230,20 @@ def _stop_on_sigterm(signum, frame) -> None:
 @click.option("--run-id", default=None, metavar="ID",
               help="The run instance its checkpoints belong to (with --checkpoint-every or "
                    "--resume-from): one new id per run, the same on every host and on resume.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="This party's own data folder (its role's files: docs/data.md); it reads "
+                   "nothing else. Without it the role reads the built-in task.")
 @_insecure_opt
 @_log_opt
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
 def party(config: Path, role: str, index: int, session: str | None, result: Path | None,
           progress: Path | None, checkpoint_dir: Path | None, checkpoint_every: int,
-          resume_from: int | None, run_id: str | None, insecure: bool, log_level: str,
-          seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+          resume_from: int | None, run_id: str | None, data_dir: Path | None, insecure: bool,
+          log_level: str, steps: int | None, seed: int | None, net: str | None,
+          sets: tuple[str, ...]) -> None:
     """Run one party of CONFIG (one per host or container)."""
     from mpcbandit.files import write_json
     from mpcbandit.identity import config_digest
@@ -220,7 +252,7 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
     _setup_logging(log_level, f"{role}.{index}")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
-        cfg = load_config(config, _overrides(sets, seed, net))
+        cfg = _load(config, sets, seed, net, steps)
         _warn_if_not_private(cfg)
         if session is None:  # fresh per run all the same: the hello's nonces enter every link's id
             session = config_digest(cfg)[:16]
@@ -231,7 +263,7 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
         out = run_party(cfg, role, index, session=session, result_path=result,
                         progress_path=progress, checkpoint_dir=checkpoint_dir,
                         checkpoint_every=checkpoint_every, resume_from=resume_from,
-                        insecure=insecure, run_id=run_id)
+                        insecure=insecure, run_id=run_id, data_dir=data_dir)
     except BaseException as e:  # noqa: BLE001 - reported to the launcher, then re-raised as exit
         reason = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if result is not None:
@@ -249,13 +281,15 @@ def party(config: Path, role: str, index: int, session: str | None, result: Path
 
 @main.command()
 @_config_arg
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
-def check(config: Path, seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
+def check(config: Path, steps: int | None, seed: int | None, net: str | None,
+          sets: tuple[str, ...]) -> None:
     """Validate CONFIG and print its party table."""
     try:
-        cfg = load_config(config, _overrides(sets, seed, net))
+        cfg = _load(config, sets, seed, net, steps)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
     click.echo(f"{config}: protocol {cfg.protocol}, seed {cfg.seed}, net {cfg.net.name}, "
@@ -327,17 +361,18 @@ def roster(config: Path, cards: tuple[Path, ...], out_file: Path, seed: int | No
                 type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for summary.json.")
+@_steps_opt
 @_seed_opt
 @_net_opt
 @_set_opt
-def collect(config: Path, results: tuple[Path, ...], out_dir: Path, seed: int | None,
-            net: str | None, sets: tuple[str, ...]) -> None:
+def collect(config: Path, results: tuple[Path, ...], out_dir: Path, steps: int | None,
+            seed: int | None, net: str | None, sets: tuple[str, ...]) -> None:
     """Merge the parties' RESULT.json files of one run into summary.json (what `run` writes)."""
     from mpcbandit.collect import check_one_run, read_result, summarize_run
     from mpcbandit.results import format_summary, write_summary
 
     try:
-        cfg = load_config(config, _overrides(sets, seed, net))
+        cfg = _load(config, sets, seed, net, steps)
         checked = check_one_run(cfg, [read_result(p) for p in results])
         wall = max(r.get("protocol_wall_s", 0.0) for r in checked)
         summary = summarize_run(cfg, checked, wall)
@@ -351,13 +386,26 @@ def collect(config: Path, results: tuple[Path, ...], out_dir: Path, seed: int | 
 def protocols() -> None:
     """List the protocols: name, paper, roles and shipped configs."""
     from mpcbandit.explain import protocol_rows
-    from mpcbandit.launch import project_root
 
-    for row in protocol_rows(project_root()):
+    for row in protocol_rows():
         click.echo(f"{row['name']:<8} {row['paper']}")
         click.echo(f"{'':<8} roles: {', '.join(row['roles'])}")
         click.echo(f"{'':<8} configs: {', '.join(row['configs']) or '(none shipped)'}")
     click.echo("\n`mpcbandit explain PROTOCOL` lists a protocol's config keys.")
+
+
+@main.command()
+def configs() -> None:
+    """List the shipped configs: name, protocol and what each runs (give the name as CONFIG)."""
+    from mpcbandit.shipped_configs import FRONTIER, SHIPPED, config_rows
+
+    rows = config_rows()
+    width = max(len(r["name"]) for r in rows)
+    click.echo(f"{'name':<{width}}  {'protocol':<10}  what")
+    for r in rows:
+        click.echo(f"{r['name']:<{width}}  {r['protocol']:<10}  {r['what']}")
+    click.echo(f"\nRun one with `mpcbandit run NAME` ({FRONTIER} ones with `mpcbandit frontier "
+               f"NAME`); to change one, copy it: cp {SHIPPED}/NAME.toml .")
 
 
 @main.command()

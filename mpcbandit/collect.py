@@ -54,7 +54,7 @@ def check_one_run(cfg: Config, results: list[dict]) -> list[dict]:
         if not isinstance(run, dict) or run.get("digest") != digest:
             raise CollectError(f"result {where} is of another config than this one (digest "
                                f"{(run or {}).get('digest', 'none')!r}, expected {digest!r}): "
-                               "give collect the config and --set options the parties ran with")
+                               "give collect the config and --set/--steps options the parties ran with")
         by_name[name] = r
     missing = [n for n in names if n not in by_name]
     if missing:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mpcbandit.config import Config
 from mpcbandit.launch import run_local
-from mpcbandit.protocols import clock, get_protocol
+from mpcbandit.protocols import clock, get_protocol, with_steps
 
 __all__ = ["DurationEstimate", "PROBE_EXTRA_STEPS", "estimate_duration", "worth_estimating"]
 
@@ -64,7 +64,7 @@ def estimate_duration(cfg: Config, *, insecure: bool = False) -> DurationEstimat
     sizes = tuple(least + extra for extra in PROBE_EXTRA_STEPS)
     points = []
     for n in sizes:
-        probe = cfg.with_overrides([f"{cfg.protocol}.{key}={n}"])
+        probe = with_steps(cfg, n)
         with tempfile.TemporaryDirectory(prefix="mpcbandit-probe-") as d:
             s = run_local(probe, Path(d) / "run", echo=lambda *_: None, insecure=insecure)
         points.append((s["wall_s"], s["rounds_total"], s["bytes_per_step"] * s["steps"]))

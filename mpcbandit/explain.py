@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from pathlib import Path
 from typing import Any
 
 from mpcbandit.config import NetworkSection, RunSection, load_config, type_name
 from mpcbandit.protocols import get_protocol
 from mpcbandit.registry import PROTOCOL_MODULES
+from mpcbandit.shipped_configs import shipped_configs
 
 __all__ = ["KeyDoc", "section_keys", "protocol_rows", "configs_of", "explain_text"]
 
@@ -63,10 +63,10 @@ def section_keys(cls: type, path: str) -> list[KeyDoc]:
     return out
 
 
-def configs_of(protocol: str, root: Path) -> list[str]:
-    """The shipped configs (configs/*.toml under root) that run this protocol."""
+def configs_of(protocol: str) -> list[str]:
+    """The shipped configs (mpcbandit/configs) that run this protocol."""
     found = []
-    for path in sorted((root / "configs").glob("*.toml")):
+    for path in shipped_configs():
         try:
             if load_config(path).protocol == protocol:
                 found.append(path.name)
@@ -76,14 +76,14 @@ def configs_of(protocol: str, root: Path) -> list[str]:
     return found
 
 
-def protocol_rows(root: Path) -> list[dict]:
+def protocol_rows() -> list[dict]:
     """Name, paper, roles and shipped configs of every protocol."""
     rows = []
     for name in sorted(PROTOCOL_MODULES):
         proto = get_protocol(name)
         roles = dict.fromkeys(r for r, _ in proto.roles(proto.section()))
         rows.append({"name": name, "paper": proto.paper, "roles": list(roles),
-                     "configs": configs_of(name, root)})
+                     "configs": configs_of(name)})
     return rows
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mpcbandit.checkpoint import checkpoint_iterations, finished
+from mpcbandit.checkpoint import common_checkpoint, prune_checkpoints
 from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
@@ -74,7 +74,15 @@ def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
 
 
 def _unassigned_ports() -> tuple[int, int]:
-    """A port range no outgoing connection uses: 10000 up to the ephemeral range's start."""
+    """10000 up to the ephemeral range's start (no outgoing connection uses it), or
+    $MPCBANDIT_PORTS=LOW-HIGH (runs started side by side pick from disjoint ranges)."""
+    chosen = os.environ.get("MPCBANDIT_PORTS", "")
+    if chosen:
+        low, _, high = chosen.partition("-")
+        if not (low.isdigit() and high.isdigit() and 1024 <= int(low) < int(high) <= 65535):
+            raise MpcBanditError(f"MPCBANDIT_PORTS={chosen!r}: give LOW-HIGH, 1024 <= LOW < HIGH "
+                                 "<= 65535")
+        return int(low), int(high)
     try:
         ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
@@ -88,12 +96,13 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def run_plaintext(cfg: Config, out_dir: Path, echo=print, replay_of: dict | None = None) -> dict:
-    """The protocol's non-private reference, written as a summary of the same shape; with
-    replay_of (a secure run's summary) on what that run revealed at its end."""
+def run_plaintext(cfg: Config, out_dir: Path, echo=print, data_dir: Path | None = None,
+                  replay_of: dict | None = None) -> dict:
+    """The protocol's non-private reference (on every party's folder of data_dir, if given;
+    with replay_of, a secure run's summary, on what that run revealed at its end), written as
+    a summary of the same shape."""
     t0 = time.perf_counter()
-    proto = get_protocol(cfg.protocol)
-    fields = proto.plaintext(cfg) if replay_of is None else proto.replay(cfg, replay_of)
+    fields = get_protocol(cfg.protocol).reference(cfg, data_dir, replay_of)
     wall = time.perf_counter() - t0
     party = {"role": "plaintext", "index": 0, "pid": os.getpid(), "host": socket.gethostname(),
              "rounds": 0, "hops": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
@@ -292,31 +301,6 @@ class _Watchdog:
         return {"R": "running", "S": "waiting", "D": "in I/O", "T": "stopped"}.get(code, code)
 
 
-def common_checkpoint(out_dir: Path, names: list[str]) -> int:
-    """The last iteration every party checkpointed in out_dir (a party whose part is finished
-    goes on from any)."""
-    folders = [out_dir / "checkpoints" / n for n in names]
-    sets = [set(checkpoint_iterations(f)) for f in folders if not finished(f)]
-    common = set.intersection(*sets) if sets else set()
-    if not common:
-        raise MpcBanditError(f"no iteration was checkpointed by all of {', '.join(names)} in "
-                             f"{out_dir / 'checkpoints'}: nothing to resume")
-    return max(common)
-
-
-def prune_checkpoints(out_dir: Path, names: list[str]) -> None:
-    """Delete checkpoints older than the last iteration every party has checkpointed."""
-    try:
-        keep_from = common_checkpoint(out_dir, names)
-    except MpcBanditError:
-        return
-    for n in names:
-        folder = out_dir / "checkpoints" / n
-        for it in checkpoint_iterations(folder):
-            if it < keep_from:
-                (folder / f"{it}.ckpt").unlink(missing_ok=True)
-
-
 def resume_run(out_dir: Path, echo=print) -> dict:
     """Continue the run in out_dir from the last iteration all its parties checkpointed."""
     out_dir = Path(out_dir)
@@ -327,7 +311,7 @@ def resume_run(out_dir: Path, echo=print) -> dict:
         try:
             meta = json.loads(run_file.read_text())
             meta = {k: meta[k] for k in ("config", "overrides", "checkpoint_every", "run_id")} | {
-                "insecure": bool(meta.get("insecure", False))}
+                "insecure": bool(meta.get("insecure", False)), "data": meta.get("data")}
         except KeyError as e:  # run_id too: a run started before checkpoints named their run
             raise MpcBanditError(f"{run_file} lacks {e}; cannot resume this run") from None
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, TypeError) as e:
@@ -338,19 +322,21 @@ def resume_run(out_dir: Path, echo=print) -> dict:
         echo(f"[mpcbandit] resuming {out_dir} from iteration {start}")
         return run_local(cfg, out_dir, echo=echo, checkpoint_every=meta["checkpoint_every"],
                          resume_from=start, insecure=meta["insecure"], lock=lock,
-                         run_id=meta["run_id"])
+                         run_id=meta["run_id"], data_dir=meta["data"] and Path(meta["data"]))
 
 
 def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print,
               checkpoint_every: int = 0, resume_from: int | None = None, insecure: bool = False,
               log_level: str = "INFO", lock: RunLock | None = None,
-              run_id: str | None = None, replay_of: dict | None = None) -> dict:
+              run_id: str | None = None, data_dir: Path | None = None,
+              replay_of: dict | None = None) -> dict:
     """Run every party of the (loaded, validated) config as a local process; return the summary.
 
     `lock`: the caller's lock on out_dir, held since before its own work (else taken here). A
     new run gets a fresh run_id (kept in run.json); a resumed one passes its own, so each
-    party's checkpoints load only into the run instance that wrote them. replay_of: see
-    run_plaintext."""
+    party's checkpoints load only into the run instance that wrote them. data_dir: each party
+    reads its own folder data_dir/<role>.<index>/ instead of the built-in task. replay_of:
+    see run_plaintext."""
     if not plaintext:
         check_security_mode(cfg, insecure)
     if checkpoint_every or resume_from is not None:
@@ -358,20 +344,23 @@ def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print
     out_dir = Path(out_dir)
     # the folder is claimed, never chmodded: one we make is 0700, and every file in it 0600
     with nullcontext() if lock is not None else RunLock(out_dir):
+        data_dir = data_dir and get_protocol(cfg.protocol).data_folders(data_dir)
         if plaintext:
-            return run_plaintext(cfg, out_dir, echo, replay_of)
+            return run_plaintext(cfg, out_dir, echo, data_dir, replay_of)
         if resume_from is None:
             run_id = secrets.token_hex(16)
             write_json(out_dir / "run.json", {"config": str(Path(cfg.source).resolve()),
                                               "overrides": list(cfg.overrides),
                                               "checkpoint_every": checkpoint_every,
-                                              "insecure": insecure, "run_id": run_id})
+                                              "insecure": insecure, "run_id": run_id,
+                                              "data": None if data_dir is None else str(data_dir)})
         return _run_parties(cfg, out_dir, echo, checkpoint_every, resume_from, insecure, log_level,
-                            run_id)
+                            run_id, data_dir)
 
 
 def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
-                 resume_from: int | None, insecure: bool, log_level: str, run_id: str) -> dict:
+                 resume_from: int | None, insecure: bool, log_level: str, run_id: str,
+                 data_dir: Path | None = None) -> dict:
     """Spawn every party, watch them to the end, and write the run's summary."""
     parties = cfg.parties()
     if any(p.address.endswith(":0") for p in parties):
@@ -410,6 +399,8 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
                 cmd += ["--resume-from", str(resume_from)]
             if insecure:
                 cmd.append("--insecure")
+            if data_dir is not None:  # each party its own folder, never another's
+                cmd += ["--data", str(data_dir / p.name)]
             cmd += ["--log-level", log_level]
             fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as logf:

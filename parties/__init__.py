@@ -9,7 +9,7 @@ import socket
 from pathlib import Path
 
 from mpcbandit.config import Config
-from mpcbandit.errors import ConfigError
+from mpcbandit.errors import ConfigError, DataError
 from mpcbandit.files import make_private_dir, write_json
 from mpcbandit.identity import config_digest, identity_fields
 from mpcbandit.net.handshake import check_same_run, link_sessions, make_greeting, read_greeting
@@ -45,12 +45,25 @@ def check_security_mode(cfg: Config, insecure: bool) -> None:
                           "or with --insecure")
 
 
+def _open_source(proto, cfg: Config, role: str, index: int, data_dir: Path | None):
+    """(the role's data source, None) or (None, the DataError that refuses it): the error is
+    raised after the hello, so that the peers hear of it at once instead of waiting for us."""
+    try:
+        return proto.source(cfg, role, index, data_dir), None
+    except DataError as e:
+        log.error("%s", e)
+        return None, e
+
+
 def run_party(cfg: Config, role: str, index: int, *, session: str,
               result_path: Path | None = None, progress_path: Path | None = None,
               checkpoint_dir: Path | None = None, checkpoint_every: int = 0,
               resume_from: int | None = None, insecure: bool = False,
-              run_id: str | None = None) -> dict:
-    """Run one party of cfg to completion and return (and optionally write) its result."""
+              run_id: str | None = None, data_dir: Path | None = None) -> dict:
+    """Run one party of cfg to completion and return (and optionally write) its result.
+
+    data_dir: this party's own data folder (its role's files, docs/data.md), read and checked
+    before the hello; without it the role reads the built-in task."""
     check_security_mode(cfg, insecure)
     proto = get_protocol(cfg.protocol)
     if checkpoint_every or resume_from is not None:
@@ -64,8 +77,9 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     log.info("protocol %s, seed %d: binding %s, peers %s, security %s", cfg.protocol,
              cfg.seed, _bind_address(cfg, me.address, me.name), ", ".join(peer_names) or "none",
              cfg.run.security)
-    if proto.prepare is not None:
+    if proto.prepare is not None and data_dir is None:
         proto.prepare(cfg, role)
+    source, data_error = _open_source(proto, cfg, role, index, data_dir)
     raise_file_limit()  # every peer connection and every stray one takes a descriptor
     link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
                    {p: address_of[p] for p in peer_names},
@@ -73,7 +87,8 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
                    curve=curve, send_timeout_s=cfg.run.deadline_s)
     cap = proto.buffer_cap(cfg)
     try:
-        mine, wire = make_greeting(config_digest(cfg), identity_fields(cfg))
+        agreement = getattr(source, "agreement", None) or {}
+        mine, wire = make_greeting(config_digest(cfg), identity_fields(cfg) | agreement)
         theirs = {p: read_greeting(p, raw)
                   for p, raw in link.hello(cfg.run.startup_s, wire, max_pending_bytes=cap).items()}
     except BaseException:
@@ -83,12 +98,14 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
                    max_bytes=cfg.run.max_message_bytes, net=cfg.net, max_buffered_bytes=cap,
                    link_sessions=link_sessions(session, me.name, mine, theirs))
     try:
+        if data_error is not None:  # raised here, where every peer is told at once
+            raise data_error
         for peer, greeting in theirs.items():
             check_same_run(peer, mine, greeting)
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
                            checkpoint_every=checkpoint_every, resume_from=resume_from,
-                           run_id=run_id)
+                           run_id=run_id, data_dir=data_dir, _source=source)
         log.info("protocol %s started", cfg.protocol)
         record = run_timed(proto.run_role, ctx)
         close_s = chan.finish()

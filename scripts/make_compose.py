@@ -4,7 +4,9 @@ per service, and a `collect` service that merges the results into summary.json.
 The default experiment is docker-compose.yml; the others are deploy/compose-NAME.yml (run
 with `docker compose -f deploy/compose-NAME.yml up`), each its own compose project. Every
 service reaches its peers by service name, mounts only its own keys folder (its secret and the
-roster) read-only, the data folder read-only and the experiment's results folder.
+roster) read-only, the data folder read-only and the experiment's results folder, and runs as
+the image's non-root user unless $MPCBANDIT_USER says otherwise. $MPCBANDIT_STEPS sets every
+service's step count (the protocol's own key), so a file can run in seconds.
 
     python scripts/make_compose.py            # rewrite the compose files
     python scripts/make_compose.py --check    # exit 1 if any compose file is stale
@@ -22,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mpcbandit.config import load_config  # noqa: E402
+from mpcbandit.protocols import get_protocol  # noqa: E402
 
 #: (compose file, config) per experiment; the first is the default experiment
 EXPERIMENTS = [
@@ -33,6 +36,11 @@ BASE_PORT = 7000
 IMAGE = "mpcbandit:local"
 #: container paths of the three mounts
 KEYS, RESULTS, DATA = "/keys", "/results", "/data"
+#: the Dockerfile's non-root user `mpc` (uid:gid); it must own the keys and results folders
+IMAGE_USER = "1000:1000"
+#: the data folder on the docker host, by the rule of mpcbandit.data.data_root: $MPCBANDIT_DATA,
+#: else ../shared/data beside the repository
+HOST_DATA = "../shared/data"
 
 
 def overrides() -> list[str]:
@@ -41,24 +49,78 @@ def overrides() -> list[str]:
             'network.bind="any"', f'run.keys_dir="{KEYS}"']
 
 
+def keys_root(config: str) -> str:
+    """The folder of every party's keys folder on the docker host (relative to the repository)."""
+    return f"deploy/keys/{Path(config).stem}"
+
+
 def keys_dir(config: str, party: str) -> str:
     """A party's keys folder on the docker host (relative to the repository)."""
-    return f"deploy/keys/{Path(config).stem}/{party}"
+    return f"{keys_root(config)}/{party}"
 
 
 def results_dir(config: str) -> str:
     return f"runs/compose/{Path(config).stem}"
 
 
-def key_commands(config: str, parties: list[str]) -> list[str]:
-    """What the organisations run before `up`: each its key, then the roster from the cards."""
-    sets = " ".join(f"--set '{o}'" for o in overrides())
+def compose_command(compose_file: str) -> str:
+    """`docker compose`, with `-f FILE` for any file but the default one."""
+    return "docker compose" + ("" if compose_file == "docker-compose.yml" else f" -f {compose_file}")
+
+
+#: a step an operator runs from the repository root: (command, per party, why); a per-party
+#: command holds NAME, each party's name in turn (each organisation runs its own)
+Step = tuple[str, bool, str]
+
+
+def party_names(config: str) -> list[str]:
+    """Every party of config, as ROLE.INDEX."""
+    return [p.name for p in load_config(ROOT / config, overrides()).parties()]
+
+
+def service_name(party) -> str:
+    """A party's compose service, which is also its host name: ROLE-INDEX."""
+    return f"{party.role}-{party.index}"
+
+
+def operator_steps(compose_file: str, config: str) -> list[Step]:
+    """What an operator runs, in order: each party's key, the roster from the cards, the
+    roster into every keys folder, the results folder, the owner of both, build, up, collect.
+    The header shows them; the container stage (scripts/container_stage.py) runs them."""
+    parties = party_names(config)
+    stem, sets = Path(config).stem, " ".join(f"--set '{o}'" for o in overrides())
+    keys, results, compose = keys_dir(config, "NAME"), results_dir(config), compose_command(compose_file)
     cards = " ".join(f"{keys_dir(config, p)}/{p}.card.json" for p in parties)
-    return [f"mpcbandit keys {config} {sets} --party NAME --out {keys_dir(config, 'NAME')}  "
-            "# each party's organisation, NAME one of: " + ", ".join(parties),
-            f"mpcbandit roster {config} {sets} {cards} --out {Path(config).stem}-roster.json",
-            f"# then copy {Path(config).stem}-roster.json as roster.json into every "
-            f"{keys_dir(config, 'NAME')}/; mkdir -p {results_dir(config)}"]
+    return [
+        (f"mpcbandit keys {config} {sets} --party NAME --out {keys}", True,
+         "each party's organisation, NAME one of: " + ", ".join(parties)),
+        (f"mpcbandit roster {config} {sets} {cards} --out {stem}-roster.json", False,
+         "whoever coordinates, from every party's public card"),
+        (f"cp {stem}-roster.json {keys}/roster.json", True, "the roster beside every party's secret, every NAME"),
+        (f"mkdir -p {results}", False, "the results folder"),
+        (f"chown -R {IMAGE_USER} {keys_root(config)} {results}", False,
+         f"the containers run as the image's user mpc ({IMAGE_USER}); it owns keys and results "
+         "(or export MPCBANDIT_USER=uid:gid of another owner; not 0, root)"),
+        (f"{compose} build && {compose} up", False,
+         "export MPCBANDIT_STEPS=N first for a short run (N steps)"),
+        (f"{compose} --profile collect run --rm collect", False, "writes summary.json beside the results"),
+    ]
+
+
+def header(compose_file: str, config: str) -> list[str]:
+    """The comment at the top of a compose file: the operator's steps, one a line."""
+    lines = ["# Generated by scripts/make_compose.py; edit that, not this. Needs Compose v2",
+             "# (`docker compose`; Debian's docker-compose package is v1 and rejects this file).",
+             "# From the repository root, in order:"]
+    for command, _, why in operator_steps(compose_file, config):
+        lines.append(f"#   {command}   # {why}")
+    return lines
+
+
+def own_steps(cfg) -> int:
+    """cfg's number of steps, under whichever key its protocol counts them (iterations, ...)."""
+    key, _ = get_protocol(cfg.protocol).steps(cfg.section)
+    return getattr(cfg.section, key)
 
 
 def render(compose_file: str, config: str) -> str:
@@ -71,26 +133,21 @@ def render(compose_file: str, config: str) -> str:
     q = json.dumps  # a JSON string is a YAML string
     cfg = load_config(ROOT / config, overrides())
     names = [p.name for p in cfg.parties()]
-    lines = ["# Generated by scripts/make_compose.py; edit that, not this. Needs Compose v2.",
-             "# Before `docker compose build && docker compose up` (from the repository root):",
-             *(f"#   {c}" for c in key_commands(config, names)),
-             "#   export MPCBANDIT_UID=$(id -u) MPCBANDIT_GID=$(id -g)   # owner of keys and results",
-             "# After the run: docker compose" + ("" if compose_file == "docker-compose.yml" else
-                                                   f" -f {compose_file}")
-             + " --profile collect run --rm collect   # writes summary.json beside the results",
+    lines = [*header(compose_file, config),
              f"name: {q('mpcbandit-' + Path(config).stem)}", "",
              "x-party: &party",
              f"  image: {IMAGE}",
              "  pull_policy: never   # built once, by the first service",
-             '  user: "${MPCBANDIT_UID:-1000}:${MPCBANDIT_GID:-1000}"',
+             f'  user: "${{MPCBANDIT_USER:-{IMAGE_USER}}}"   # the image\'s non-root user mpc',
              f"  environment: {{MPCBANDIT_DATA: {DATA}}}",
              "  networks: [mpcbandit]", "",
              "networks:", "  mpcbandit: {}", "", "services:"]
-    data = f"${{MPCBANDIT_DATA_DIR:-{rel('data')}}}:{DATA}:ro"
+    data = f"${{MPCBANDIT_DATA:-{rel(HOST_DATA)}}}:{DATA}:ro"
     results = f"{rel(results_dir(config))}:{RESULTS}"
-    sets = [a for o in overrides() for a in ("--set", o)]
+    sets = [*(a for o in overrides() for a in ("--set", o)),
+            "--steps", f"${{MPCBANDIT_STEPS:-{own_steps(cfg)}}}"]
     for k, p in enumerate(cfg.parties()):
-        service = f"{p.role}-{p.index}"
+        service = service_name(p)
         cmd = ["party", config, "--role", p.role, "--index", str(p.index), *sets,
                "--result", f"{RESULTS}/{p.name}.json"]
         lines += [f"  {service}:", "    <<: *party"]

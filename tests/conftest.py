@@ -8,6 +8,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# tests run in parallel (pytest-xdist): each worker, and every run it starts, picks its free
+# ports from a range of its own, so two workers never pick the same ports at the same moment
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER.startswith("gw") and _WORKER[2:].isdigit():
+    _low = 10000 + 2500 * (int(_WORKER[2:]) % 8)
+    os.environ["MPCBANDIT_PORTS"] = f"{_low}-{_low + 2500}"
+
 
 def load_script(name: str):
     """The module scripts/NAME.py, loaded (and registered) so a test can call into it."""

@@ -40,9 +40,10 @@ class Hosts:
             _ip("link", "set", "br0", "up", ns=self.hub)
             for i, (ns, addr) in enumerate(zip(self.names, self.addresses)):
                 outer, inner = f"v{self.tag}h{i}", f"v{self.tag}p{i}"
-                _ip("link", "add", outer, "type", "veth", "peer", "name", inner)
-                _ip("link", "set", outer, "netns", self.hub)
-                _ip("link", "set", inner, "netns", ns)
+                # made inside the hub, its peer sent straight into the host: nothing is ever
+                # added to the root namespace, not even for a moment
+                _ip("link", "add", outer, "type", "veth", "peer", "name", inner, "netns", ns,
+                    ns=self.hub)
                 _ip("link", "set", outer, "master", "br0", ns=self.hub)
                 _ip("link", "set", outer, "up", ns=self.hub)
                 _ip("addr", "add", f"{addr}/24", "dev", inner, ns=ns)

@@ -47,16 +47,19 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_for_progress(progress_dir: Path, minimum: int, timeout: float = 60.0) -> None:
-    """Wait until every party reported at least `minimum` iterations."""
+def wait_for_progress(progress_dir: Path, minimum: int, timeout: float = 120.0,
+                      parties: tuple[str, ...] = ()) -> None:
+    """Wait until every party that reports progress (and each of `parties`, which may start
+    late on a loaded machine) reported at least `minimum` iterations."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        its = []
+        its = {}
         for f in progress_dir.glob("*"):
             got = read_progress(f)
             if got is not None and got[1] > 1:  # one-shot parts (a mask generator) don't count
-                its.append(got[0])
-        if its and min(its) >= minimum and len(its) >= 2:
+                its[f.name] = got[0]
+        if (its and min(its.values()) >= minimum and len(its) >= 2
+                and all(its.get(p, -1) >= minimum for p in parties)):
             return
         time.sleep(0.05)
     raise AssertionError(f"no progress >= {minimum} in {progress_dir}")
@@ -98,7 +101,7 @@ def kill_and_resume(cli, config: str, args: list, out: Path, victim: str, *, eve
     party is past kill_after, check that the run failed naming it and left no summary, resume
     it with `run --resume`; the resumed run's summary."""
     launcher = start_run(config, *args, "--checkpoint-every", every, out=out)
-    wait_for_progress(out / "progress", minimum=kill_after, timeout=2 * timeout)
+    wait_for_progress(out / "progress", minimum=kill_after, timeout=max(120.0, 2 * timeout))
     err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=timeout)
     assert launcher.returncode != 0 and victim in err, err
     assert not (out / "summary.json").exists()

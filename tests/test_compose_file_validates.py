@@ -1,24 +1,21 @@
 """The compose files are current and say what a deployment needs: one image built once, run as
-a non-root user; every service a valid `mpcbandit party` reachable by its service name, with
-only its own keys folder mounted read-only; a collect service in its own profile. (No container
-engine runs here: test_compose_flow_runs_without_a_container_engine.py runs what they say.)"""
+the image's non-root user whoever the operator is; every service a valid `mpcbandit party`
+reachable by its service name, with only its own keys folder mounted read-only, the data folder
+by mpcbandit's own rule, and $MPCBANDIT_STEPS as its step count; a collect service in its own
+profile. test_compose_flow_runs_without_a_container_engine.py runs what they say as processes,
+test_compose_up_in_containers.py in containers."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from compose_files import FILES, interpolate, make_compose, services
 from conftest import REPO
-from mpcbandit.cli import _overrides
+from mpcbandit.cli import _load
 from mpcbandit.config import load_config
-
-yaml = pytest.importorskip("yaml")
-FILES = ["docker-compose.yml", "deploy/compose-samba.yml", "deploy/compose-demo.yml"]
-
-
-def compose(name):
-    return yaml.safe_load((REPO / name).read_text())
 
 
 def test_compose_files_are_generated_from_the_configs():
@@ -29,12 +26,11 @@ def test_compose_files_are_generated_from_the_configs():
 
 @pytest.mark.parametrize("name", FILES)
 def test_the_image_is_built_once_and_runs_as_a_non_root_user(name):
-    services = compose(name)["services"]
-    builders = [s for s, svc in services.items() if "build" in svc]
+    found = services(name)
+    builders = [s for s, svc in found.items() if "build" in svc]
     assert len(builders) == 1, builders
-    assert {svc["image"] for svc in services.values()} == {"mpcbandit:local"}
-    assert all(svc["pull_policy"] == "never" for s, svc in services.items() if s not in builders)
-    assert all(not svc["user"].startswith("0") for svc in services.values())
+    assert {svc["image"] for svc in found.values()} == {"mpcbandit:local"}
+    assert all(svc["pull_policy"] == "never" for s, svc in found.items() if s not in builders)
     dockerfile = (REPO / "Dockerfile").read_text()
     assert "\nUSER mpc\n" in dockerfile and "ENV MPCBANDIT_DATA=/data" in dockerfile
     ignored = (REPO / ".dockerignore").read_text().split()
@@ -43,9 +39,8 @@ def test_the_image_is_built_once_and_runs_as_a_non_root_user(name):
 
 @pytest.mark.parametrize("name", FILES)
 def test_every_service_runs_a_valid_party_with_only_its_own_keys(name):
-    services = compose(name)["services"]
     seen, config = set(), None
-    for service, svc in services.items():
+    for service, svc in services(name).items():
         cmd = svc["command"]
         if cmd[0] == "collect":
             assert svc["profiles"] == ["collect"]
@@ -54,7 +49,7 @@ def test_every_service_runs_a_valid_party_with_only_its_own_keys(name):
         assert cmd[0] == "party"
         config, role, index = cmd[1], cmd[cmd.index("--role") + 1], int(cmd[cmd.index("--index") + 1])
         sets = tuple(cmd[i + 1] for i, c in enumerate(cmd) if c == "--set")
-        cfg = load_config(REPO / config, _overrides(sets, None, None))  # what `mpcbandit check` does
+        cfg = _load(REPO / config, sets, None, None, int(cmd[cmd.index("--steps") + 1]))  # as `check`
         party = cfg.party(role, index)
         assert party.address.startswith(f"tcp://{service}:"), (service, party.address)
         assert cfg.network.bind == "any" and cfg.run.security == "curve"
@@ -65,3 +60,46 @@ def test_every_service_runs_a_valid_party_with_only_its_own_keys(name):
         assert all(v.startswith(("./", "../", "${")) for v in svc["volumes"])  # paths, not volume names
         seen.add(party.name)
     assert seen == {p.name for p in load_config(REPO / config).parties()}, "a party has no service"
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_containers_run_as_the_image_user_even_when_the_operator_is_root(name):
+    """The header's old `export MPCBANDIT_UID=$(id -u)` ran them as root for a root operator."""
+    uid = re.search(r"useradd .*--uid (\d+) mpc\b", (REPO / "Dockerfile").read_text())[1]
+    text = (REPO / name).read_text()
+    assert "id -u" not in text.split("\nname:")[0]  # the header tells no one to pass their own uid
+    root_operator = {"MPCBANDIT_UID": "0", "MPCBANDIT_GID": "0", "USER": "root", "UID": "0"}
+    assert {svc["user"] for svc in services(name, root_operator).values()} == {f"{uid}:{uid}"}
+    assert f"chown -R {uid}:{uid} deploy/keys/" in text  # keys and results owned by that user
+    mine = {"MPCBANDIT_USER": "1234:1234"}  # the operator's word, and only that, changes it
+    assert {svc["user"] for svc in services(name, mine).values()} == {"1234:1234"}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_mpcbandit_steps_sets_the_step_count_of_every_service(name):
+    """$MPCBANDIT_STEPS reaches every party and collect (they must agree on the run) as
+    `--steps`; unset, the config's own count."""
+    def steps_of(env):
+        counts = set()
+        for svc in services(name, env).values():
+            cmd = svc["command"]
+            sets = tuple(cmd[i + 1] for i, c in enumerate(cmd) if c == "--set")
+            cfg = _load(REPO / cmd[1], sets, None, None, int(cmd[cmd.index("--steps") + 1]))
+            counts.add(make_compose.own_steps(cfg))
+        return counts
+
+    config = next(c for f, c in make_compose.EXPERIMENTS if f == name)
+    assert steps_of({}) == {make_compose.own_steps(load_config(REPO / config))}
+    assert steps_of({"MPCBANDIT_STEPS": "37"}) == {37}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_the_data_folder_follows_mpcbandit_data_else_shared_data_beside_the_repository(name):
+    """One rule, the README's and mpcbandit.data.data_root's, on the host side of /data."""
+    def source(env):
+        (volume,) = {v for svc in services(name, env).values() for v in svc["volumes"]
+                     if v.endswith(":/data:ro")}
+        return ((REPO / name).parent / volume.removesuffix(":/data:ro")).resolve()
+
+    assert source({}) == (REPO.parent / "shared" / "data").resolve()
+    assert source({"MPCBANDIT_DATA": "/srv/bandit-data"}) == Path("/srv/bandit-data")

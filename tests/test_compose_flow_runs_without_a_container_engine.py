@@ -4,11 +4,11 @@ service names resolve to the namespaces' addresses (/etc/netns/NS/hosts), from a
 holds only what the service mounts, each at a different local path; each organisation makes its
 own key (`keys --party`) and the roster is built from the cards; the collect service merges the
 results, and the summary equals the plaintext run (demo: `--plaintext`; hannun: the replay of
-the dealer's secret exploration key). Where namespaces are refused, the loopback
-variant runs the same flow with `network.addresses`."""
+the dealer's secret exploration key). $MPCBANDIT_STEPS is set, as a user would for a short run.
+Where namespaces are refused, the loopback variant runs the same flow with `network.addresses`.
+tests/test_compose_up_in_containers.py runs the files in real containers."""
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,14 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from compose_files import ENV, assert_equals_plaintext, services
 from conftest import REPO
-from hannun_inproc import assert_matches_replay
 from mpcbandit.launch import pick_base_port
 from netns import Hosts, NamespaceUnavailable
 
-yaml = pytest.importorskip("yaml")
-ENV = dict(os.environ, PYTHONPATH=str(REPO))
 FILES = {"demo": "deploy/compose-demo.yml", "default": "docker-compose.yml"}
+STEPS = 200  # $MPCBANDIT_STEPS
 
 
 def mpcbandit(*args, prefix=(), env=None, **kw):
@@ -61,12 +60,11 @@ class Deployment:
     """The compose file's services as folders on this machine, each with only its mounts."""
 
     def __init__(self, compose_file, root: Path):
-        services = yaml.safe_load((REPO / compose_file).read_text())["services"]
-        self.collect = services.pop("collect")
-        self.services = services
+        self.services = services(compose_file, {"MPCBANDIT_STEPS": str(STEPS)})
+        self.collect = self.services.pop("collect")
         self.root = root
         self.mounts = {}
-        for k, (name, svc) in enumerate(services.items()):
+        for k, (name, svc) in enumerate(self.services.items()):
             home = root / f"host{k}" / f"org-{name}" / ("x" * k)  # different paths on purpose
             mounts = {}
             for volume in svc["volumes"]:
@@ -75,7 +73,7 @@ class Deployment:
                 mounts[inside] = home / inside.strip("/")
                 mounts[inside].mkdir(parents=True, mode=0o700)
             self.mounts[name] = mounts
-        self.config = next(iter(services.values()))["command"][1]
+        self.config = next(iter(self.services.values()))["command"][1]
 
     def party(self, name):
         cmd = self.services[name]["command"]
@@ -122,24 +120,6 @@ class Deployment:
         return json.loads((shared / "summary.json").read_text())
 
 
-def plaintext_summary(config, tmp_path):
-    code, out = finish(mpcbandit("run", config, "--plaintext", "--out", tmp_path / "plain"))
-    assert code == 0, out
-    return json.loads((tmp_path / "plain" / "summary.json").read_text())
-
-
-def assert_equals_plaintext(summary, config, tmp_path):
-    assert not summary["plaintext"]
-    if summary["protocol"] == "demo":
-        plain = plaintext_summary(config, tmp_path)
-        assert summary["digest"] == plain["digest"] and summary["sum"] == plain["sum"]
-    else:
-        # hannun's secret exploration is replayed from the key the dealer revealed at the end;
-        # fixed-point near-ties may pick another arm now and then (docs/hannun.md, Fidelity)
-        assert summary["protocol"] == "hannun"
-        assert_matches_replay(summary)
-
-
 @pytest.mark.parametrize("which", ["demo", "default"])
 def test_compose_flow_in_network_namespaces(which, tmp_path):
     dep = Deployment(FILES[which], tmp_path)
@@ -161,7 +141,7 @@ def test_compose_flow_in_network_namespaces(which, tmp_path):
         hosts.__exit__(None, None, None)
         for folder in etc:
             shutil.rmtree(folder, ignore_errors=True)
-    assert_equals_plaintext(summary, dep.config, tmp_path)
+    assert_equals_plaintext(summary, dep.config, STEPS, tmp_path)
     assert len({p["pid"] for p in summary["parties"]}) == len(dep.services)
 
 
@@ -175,4 +155,4 @@ def test_compose_flow_on_loopback(which, tmp_path):
     dep.make_keys(extra)
     dep.up(extra)
     summary = dep.collect_results(extra)
-    assert_equals_plaintext(summary, dep.config, tmp_path)
+    assert_equals_plaintext(summary, dep.config, STEPS, tmp_path)

@@ -2,6 +2,7 @@
 default, and writes each table as CSV and markdown side by side."""
 
 import csv
+import re
 
 import click
 import numpy as np
@@ -31,6 +32,38 @@ def test_command_has_paper_out_and_shows_every_default(group, name):
     # the whole docstring, not its first line only
     assert " ".join(cmd.help.split()) in " ".join(text.split())
     assert "--paper" in text and "--out" in text
+
+
+@pytest.mark.parametrize("group,names", [("bench", BENCHES), ("figure", FIGURES)])
+def test_every_command_says_what_it_measures_in_its_group_help(group, names):
+    text = CliRunner().invoke(main, [group, "--help"]).output
+    listed = [line.split(None, 1) for line in text.split("Commands:")[1].splitlines()
+              if line.startswith("  ") and not line.startswith("   ")]
+    shorts = {name: short for name, short in listed}
+    assert set(shorts) == set(names)
+    for name, short in shorts.items():
+        # click cuts a docstring at its first full stop: "Hannun et al." says nothing
+        assert not re.search(r"et al\.?$", short), f"{group} {name}: {short!r} is a citation"
+        assert len(short.split()) >= 5 and not short.endswith("..."), f"{group} {name}: {short!r}"
+
+
+COMPUTED_BY = "Computed by: "
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_figure_says_whether_the_secure_protocol_or_a_float64_simulation_drew_it(name):
+    text = " ".join(CliRunner().invoke(main, ["figure", name, "--help"]).output.split())
+    assert COMPUTED_BY in text, f"figure {name} does not say where its numbers come from"
+    said = text.split(COMPUTED_BY, 1)[1]
+    assert "secure protocol" in said or "float64" in said, f"figure {name}: {said!r}"
+
+
+def test_a_figure_says_under_its_tables_where_its_numbers_come_from(tmp_path):
+    result = CliRunner().invoke(main, ["figure", "hannun-1", "--steps", "40", "--runs", "1",
+                                       "--data", "synthetic", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    table = (tmp_path / "hannun_fig1.md").read_text()
+    assert f"{COMPUTED_BY}a float64 simulation" in table and "not the secure protocol" in table
 
 
 def test_unknown_command_is_named_with_the_ones_that_exist():

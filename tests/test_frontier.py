@@ -19,9 +19,10 @@ from mpcbandit.data.tasks import make_task, mnist_dir
 from mpcbandit.dp.privatizer import augmented_gram, bounded_rows
 from mpcbandit.errors import ConfigError
 from mpcbandit.experiments.common import shipped_config
-from mpcbandit.experiments.frontier import read_frontier_config
+from mpcbandit.experiments.frontier import frontier_panels, read_frontier_config
 from mpcbandit.experiments.frontier_mechanisms import MECHANISMS, samba_contextual_regret
 from mpcbandit.launch import run_local
+from mpcbandit.shipped_configs import SHIPPED
 
 TINY = """
 [task]
@@ -98,8 +99,24 @@ def test_frontier_writes_every_mechanism_with_finite_measured_values(tiny):
             assert float(r["rounds_per_step"]) > 0 and float(r["bytes_per_step"]) > 0, name
             assert float(r["lan_seconds_per_step"]) > 0, name
         assert r["wan_seconds_per_step"] == ""  # not asked for: not measured, not estimated
-        assert r["guarantee"] and r["learns"]
+        assert r["guarantee"] and r["each_party_sees"]
+    assert "learns" not in rows[("hannun", "")]  # read as "does it learn": it is who sees what
     assert (out / "frontier.png").stat().st_size > 0 and (out / "frontier.md").exists()
+
+
+def test_the_figure_draws_a_random_arms_regret_in_every_panel():
+    task, _, _ = read_frontier_config(SHIPPED / "frontier.toml", paper=False)
+    rows = [{"mechanism": name, "epsilon": eps, "regret": regret, "regret_std": 1.0,
+             "seconds_per_step": 0.002, "lan_seconds_per_step": 0.01, "wan_seconds_per_step": None}
+            for name, eps, regret in (("hannun", None, 80.0), ("jdp-gaussian", 1.0, 210.0),
+                                      ("jdp-gaussian", 4.0, 205.0), ("linucb", None, 12.0))]
+    panels = frontier_panels(rows, ["none", "lan"], task, random=207.8)
+    assert len(panels) == 2
+    for panel in panels:
+        level = [c for c in panel.curves if c.label.startswith("uniformly random arm")]
+        assert len(level) == 1 and list(level[0].y) == [207.8, 207.8], panel.title
+        timed = [x for c in panel.curves if c is not level[0] for x in c.x]
+        assert min(level[0].x) <= min(timed) and max(level[0].x) >= max(timed)  # spans the panel
 
 
 def test_references_equal_the_plaintext_runs_and_the_lossless_rows(tiny, tmp_path):

@@ -63,3 +63,20 @@ def test_plaintext_replay_of_a_secret_run_makes_its_choices(cli, tmp_path):
     proc = cli("run", "configs/demo-sum.toml", "--out", tmp_path / "refused", "--plaintext",
                "--replay", tmp_path / "secure", check=False)
     assert proc.returncode != 0 and "protocol demo has nothing to replay" in proc.stderr
+
+
+def test_a_run_on_the_parties_own_folders_is_replayed_from_the_folders(cli, tmp_path):
+    """Its collector has no data to replay (agreement_with_replay is null); `--plaintext --data
+    DIR --replay RUN_DIR` reads every folder and replays the revealed key."""
+    # seeded: one fixed stream, so the run's near-ties (none at this seed) are the same each time
+    steps = ["--steps", "30", "--seed", "12", "--set", 'hannun.exploration="seeded"']
+    cli("data", "split", CONFIG, *steps, "--out", tmp_path / "data")
+    cli("run", CONFIG, *steps, "--data", tmp_path / "data", "--out", tmp_path / "secure")
+    secure = summary(tmp_path / "secure")
+    assert secure["agreement_with_replay"] is None and secure["replay_cumulative_reward"] is None
+    cli("run", CONFIG, *steps, "--data", tmp_path / "data", "--plaintext", "--replay",
+        tmp_path / "secure", "--out", tmp_path / "replay")
+    replay = summary(tmp_path / "replay")
+    assert replay["exploration_key"] == secure["exploration_key"]
+    assert replay["series"]["arms"] == secure["series"]["arms"]
+    assert replay["series"]["rewards"] == secure["series"]["rewards"]

@@ -11,6 +11,7 @@ from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import compare
 from mpcbandit.mpc.fixed import FixedPointRangeError, encode
 from mpcbandit.mpc.local import run_engines
+from mpcbandit.data import hannun_data
 from mpcbandit.protocols import hannun
 from mpcbandit.protocols.hannun_stream import exploration
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
@@ -57,13 +58,13 @@ def test_hannun_refuses_a_precision_whose_scores_could_pass_the_argmax_range():
 
 
 def _run_with_task(monkeypatch, contexts=None, rewards=None):
-    real = hannun.task
+    real = hannun_data.task  # what the roles' built-in sources read
 
     def patched(cfg):
         data = real(cfg)
         return type(data)(data.contexts if contexts is None else contexts(data.contexts),
                           data.rewards if rewards is None else rewards(data.rewards), data.expected)
-    monkeypatch.setattr(hannun, "task", patched)
+    monkeypatch.setattr(hannun_data, "task", patched)
     cfg = load_config(CONFIG, ["hannun.iterations=4", "hannun.arms=4", "hannun.dims=6"])
     return run_protocol_inproc(cfg)
 

@@ -10,7 +10,7 @@ import pytest
 
 import mpcbandit.protocols.samba as samba
 import mpcbandit.protocols.samba_streams as streams
-from mpcbandit.bandits.mab import play_standard
+from mpcbandit.bandits.mab import play_standard, pull
 from mpcbandit.crypto.streams import KeyedStream
 from tests.samba_support import samba_config
 
@@ -21,9 +21,9 @@ def controller_replay(cfg, derived):
     """The run as the Controller would reconstruct it from the config and its own seeds."""
     alg = samba.make_algorithm(cfg.section.algorithm, **cfg.section.params)
     means = samba.arm_means(cfg.section, cfg.seed)
+    pulls = [KeyedStream(derived(cfg, f"pull/{i}"), "pull").row for i in range(K)]
     return play_standard(
-        alg, means, cfg.section.budget,
-        pull_u=[KeyedStream(derived(cfg, f"pull/{i}"), "pull").row for i in range(K)],
+        alg, [lambda t, n, i=i: pull(means[i], pulls[i](t)) for i in range(K)], cfg.section.budget,
         explore_u=KeyedStream(derived(cfg, "epsilon"), "epsilon").row,
         sigma=[st.row for st in streams.sigma_streams(derived(cfg, "sigma"), K, alg.iterations)],
         select_u=[st.row for st in streams.select_streams(derived(cfg, "select"), alg.iterations)],

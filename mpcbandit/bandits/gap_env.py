@@ -59,3 +59,7 @@ class GapEnvironment:
     def reward(self, mean: float) -> float:
         """y ~ Bernoulli(mean)."""
         return float(self._rew.uniform() < mean)
+
+    def every_reward(self, means: np.ndarray) -> np.ndarray:
+        """The reward each action of the round would give, from the one draw `reward` makes."""
+        return (self._rew.uniform() < np.asarray(means)).astype(np.float64)

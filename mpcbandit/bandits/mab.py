@@ -187,20 +187,21 @@ def pull(mean: float, u: float) -> int:
 Rows = Callable[[int], object]
 
 
-def play_standard(alg: Algorithm, means: list[float], budget: int, *,
-                  pull_u: list[Rows], explore_u: Rows, sigma: list[Rows], select_u: list[Rows],
+def play_standard(alg: Algorithm, reward_of: list[Callable[[int, int], int]], budget: int, *,
+                  explore_u: Rows, sigma: list[Rows], select_u: list[Rows],
                   thompson: list[np.random.Generator]) -> tuple[list[int], list[int]]:
     """Fig. 3 with A's strategy; returns the arm pulled and the reward at each step 1..N.
 
-    Ties and the order of a probability matching follow the permutation sigma[l-1](t), and
-    exploration picks the arm at the position Comp draws from select_u: the randomness of the
-    federated run, with the same seeds (Theorem 2).
+    reward_of[i](t, n) is arm i's reward when pulled at step t for the n-th time (a data owner's
+    source). Ties and the order of a probability matching follow the permutation
+    sigma[l-1](t), and exploration picks the arm at the position Comp draws from select_u: the
+    randomness of the federated run, with the same seeds (Theorem 2).
     """
-    k = len(means)
+    k = len(reward_of)
     state = [ArmState(rng=thompson[i]) for i in range(k)]
     arms, rewards = [], []
     for i in range(k):  # t = 1..K: pull each arm once
-        r = pull(means[i], pull_u[i](i + 1))
+        r = reward_of[i](i + 1, 1)
         state[i].s, state[i].n = r, 1
         alg.init_arm(state[i], k)
         arms.append(i)
@@ -217,7 +218,7 @@ def play_standard(alg: Algorithm, means: list[float], budget: int, *,
             if l < alg.iterations:
                 for i, a in enumerate(state):
                     alg.update(l, t, a, int(i == chosen))
-        r = pull(means[chosen], pull_u[chosen](t))
+        r = reward_of[chosen](t, state[chosen].n + 1)
         state[chosen].s += r
         state[chosen].n += 1
         arms.append(chosen)

@@ -12,7 +12,8 @@ import numpy as np
 
 from mpcbandit.errors import ConfigError, DataError
 
-__all__ = ["BanditData", "check_file", "data_root", "read_data_file", "resolve_data_path"]
+__all__ = ["BanditData", "check_file", "data_root", "open_data_file", "read_data_file",
+           "resolve_data_path"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,16 @@ def read_data_file(path: Path) -> bytes:
     """The bytes of a data file; a DataError naming it if it is not a readable regular file."""
     try:
         return check_file(path).read_bytes()
+    except OSError as e:
+        raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
+
+
+def open_data_file(path: Path, text: bool = False):
+    """A data file opened for reading (binary, or text as UTF-8 with universal newlines off, for
+    csv); a DataError naming it if it is not a readable regular file."""
+    try:
+        check_file(path)
+        return open(path, newline="", encoding="utf-8") if text else open(path, "rb")
     except OSError as e:
         raise DataError(f"{path}: cannot read it ({type(e).__name__}: {e})") from None
 

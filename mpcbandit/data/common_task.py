@@ -106,3 +106,7 @@ class TaskStream:
     def reward(self, mean: float) -> float:
         """The reward of the arm of the last action set with this mean."""
         return float(self.task.reward_of(mean, self._draw))
+
+    def every_reward(self, means: np.ndarray) -> np.ndarray:
+        """The reward every arm of the last action set would give (its step's one draw)."""
+        return np.asarray(self.task.reward_of(np.asarray(means), self._draw), dtype=np.float64)

@@ -118,6 +118,11 @@ class SyntheticEnvironment:
             self._noise = _chunk_rng(self.seed, "noise", chunk).normal(0.0, self.noise_std, MAX_CHUNK)
         return float(self._noise[i])
 
+    def every_arm(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """(every arm's reward, every arm's mean) at round t: a full-feedback row."""
+        means = self.contexts(t) @ self.theta
+        return means + self._noise_at(t), means
+
     def feedback(self, t: int, arm: int) -> tuple[float, float]:
         """(reward r_t, instantaneous regret) for pulling arm at round t."""
         means = self.contexts(t) @ self.theta

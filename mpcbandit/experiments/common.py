@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import inspect
 import os
 import re
 import textwrap
@@ -17,16 +18,19 @@ import numpy as np
 
 from mpcbandit.config import Config, load_config
 from mpcbandit.files import default_run_dir
-from mpcbandit.launch import project_root
+from mpcbandit.shipped_configs import SHIPPED
 
-__all__ = ["Curve", "Output", "Panel", "choice_list", "experiment_command", "float_list",
-           "int_list", "str_list", "curve_labels", "machine_load", "mean_std", "or_dash",
-           "plot_panels", "shipped_config", "sized_option", "spans_decades", "thinned"]
+__all__ = ["COMPUTED_BY", "Curve", "Output", "Panel", "choice_list", "experiment_command",
+           "float_list", "int_list", "str_list", "curve_labels", "machine_load", "mean_std",
+           "or_dash", "plot_panels", "shipped_config", "sized_option", "spans_decades", "thinned"]
 
 
-def experiment_command(name: str, paper_sizes: str):
+def experiment_command(name: str, paper_sizes: str, *, short_help: str, computed_by: str = ""):
     """Make fn(out: Output, paper: bool, **options) the click command NAME, with `--paper`
-    (the paper's sizes, described by `paper_sizes`) and `--out`, and defaults shown in --help."""
+    (the paper's sizes, described by `paper_sizes`) and `--out`, and defaults shown in --help.
+    `short_help` says what it measures in the group's list (click would cut the docstring at
+    its first full stop: "Hannun et al."); `computed_by` where its numbers come from (the
+    secure protocol or a float64 simulation), said in --help and under every markdown table."""
 
     def wrap(fn):
         @functools.wraps(fn)
@@ -35,7 +39,7 @@ def experiment_command(name: str, paper_sizes: str):
                 if options[key] is None:
                     options[key] = full if paper else quick
             folder = out or default_run_dir(name)
-            output = Output(folder)
+            output = Output(folder, computed_by=computed_by)
             t0 = time.perf_counter()
             fn(output, paper=paper, **options)
             click.echo(f"wrote {', '.join(output.written) or 'nothing'} in {folder} "
@@ -46,8 +50,11 @@ def experiment_command(name: str, paper_sizes: str):
         run = click.option("--paper", is_flag=True,
                            help=f"The paper's sizes: {paper_sizes}. Options given explicitly "
                                 "override them.")(run)
-        return click.command(name, context_settings={"show_default": True,
-                                                     "help_option_names": ["-h", "--help"]})(run)
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        return click.command(name, short_help=short_help,
+                             help=f"{doc}\n\n{COMPUTED_BY}{computed_by}." if computed_by else doc,
+                             context_settings={"show_default": True,
+                                               "help_option_names": ["-h", "--help"]})(run)
 
     return wrap
 
@@ -103,11 +110,17 @@ def choice_list(*choices: str):
     return _list_of(str, ",".join(choices), choices)
 
 
-class Output:
-    """An experiment's folder: each table as CSV and markdown side by side, each figure as PNG."""
+#: how a command's --help and its markdown introduce where its numbers come from
+COMPUTED_BY = "Computed by: "
 
-    def __init__(self, folder: Path):
+
+class Output:
+    """An experiment's folder: each table as CSV and markdown side by side, each figure as PNG;
+    `computed_by` (the secure protocol or a float64 simulation) is said under every table."""
+
+    def __init__(self, folder: Path, computed_by: str = ""):
         self.folder = Path(folder)
+        self.computed_by = computed_by
         self.folder.mkdir(parents=True, exist_ok=True)
         self.written: list[str] = []
         #: cores and load when the command started, for its titles (its own runs raise it later)
@@ -123,6 +136,7 @@ class Output:
         lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(_cell(v) for v in r) + " |" for r in rows]
         lines += ["", note] if note else []
+        lines += ["", f"{COMPUTED_BY}{self.computed_by}."] if self.computed_by else []
         (self.folder / f"{stem}.md").write_text("\n".join(lines) + "\n")
         self.written += [path.name, f"{stem}.md"]
         return path
@@ -152,8 +166,8 @@ def or_dash(v: float | None, spec: str) -> str:
 
 
 def shipped_config(name: str, sets: Sequence[str] = ()) -> Config:
-    """A config shipped in configs/NAME, with KEY=VALUE overrides."""
-    return load_config(project_root() / "configs" / name, list(sets))
+    """The shipped config NAME (mpcbandit/configs), with KEY=VALUE overrides."""
+    return load_config(SHIPPED / name, list(sets))
 
 
 def thinned(steps: int, points: int = 200) -> np.ndarray:

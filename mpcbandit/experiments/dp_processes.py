@@ -26,7 +26,8 @@ def _run(config: str, sets: list[str], out) -> dict:
     return run_local(shipped_config(config, sets), out, echo=lambda *_: None)
 
 
-@experiment_command("dp-processes", "M = 10, 20, 50, 100 agents, T = 1000")
+@experiment_command("dp-processes", "M = 10, 20, 50, 100 agents, T = 1000",
+                    short_help="Seconds per round of JDP-LinUCB and FedUCB processes")
 @sized_option("--agents", int_list, [2, 4, 8], [10, 20, 50, 100], "The values of M.")
 @sized_option("--horizon", int, 200, 1000, "T, rounds.")
 def bench(out: Output, paper: bool, agents: list[int], horizon: int) -> None:

@@ -145,7 +145,12 @@ def panel_c(sz: dict, out: Output) -> None:
                _conditions(sz_c, sz["agents_bc"]))
 
 
-@experiment_command("feducb", "T = 10^7, M up to 100, d up to 128, 100 runs (days of CPU)")
+@experiment_command("feducb", "T = 10^7, M up to 100, d up to 128, 100 runs (days of CPU)",
+                    short_help="Fig. 1: FedUCB's regret against epsilon, schedule and d",
+                    computed_by=("a float64 simulation in one process (simulate_centralized: "
+                                 "protocol feducb's estimators, privatizer and arms), not the "
+                                 "agent processes; FedUCB computes nothing in secret: its privacy "
+                                 "is the noise"))
 @click.option("--panel", type=click.Choice(["A", "B", "C", "all"]), default="all",
               help="Which panel of Figure 1.")
 @sized_option("--horizon", int, 1000, 10**7, "T, rounds (every agent acts each round).")

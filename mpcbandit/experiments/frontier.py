@@ -33,11 +33,12 @@ from mpcbandit.experiments.common import (
 )
 from mpcbandit.experiments.frontier_mechanisms import MECHANISMS, FrontierTask, Mechanism
 from mpcbandit.launch import run_local
+from mpcbandit.shipped_configs import ConfigFile
 
-__all__ = ["COLUMNS", "frontier", "random_regret", "read_frontier_config"]
+__all__ = ["COLUMNS", "frontier", "frontier_panels", "random_regret", "read_frontier_config"]
 
-COLUMNS = ["mechanism", "epsilon", "private", "guarantee", "learns", "regret", "regret_std",
-           "runs", "seconds_per_step", "rounds_per_step", "bytes_per_step",
+COLUMNS = ["mechanism", "epsilon", "private", "guarantee", "each_party_sees", "regret",
+           "regret_std", "runs", "seconds_per_step", "rounds_per_step", "bytes_per_step",
            "lan_seconds_per_step", "wan_seconds_per_step", "processes"]
 NETS = ("none", "lan", "wan")
 TASK_KEYS = {"dims": int, "arms": int, "steps": int, "seeds": list, "holders": int, "agents": int,
@@ -150,7 +151,7 @@ def _row(m: Mechanism, eps: float | None, task: FrontierTask, nets: list[str], r
     mean, std = mean_std(np.array(regrets)[:, None])
     private = all(s["privacy"].get("private", False) for s in summaries)
     row = {"mechanism": m.name, "epsilon": eps, "private": private,
-           "guarantee": m.guarantee, "learns": m.learns,
+           "guarantee": m.guarantee, "each_party_sees": m.sees,
            "regret": float(mean[0]), "regret_std": float(std[0]), "runs": len(regrets),
            "seconds_per_step": float(np.mean([_per_step(s) for s in summaries])),
            "rounds_per_step": float(np.mean([s["rounds_per_step"] for s in summaries])),
@@ -167,8 +168,10 @@ def _row(m: Mechanism, eps: float | None, task: FrontierTask, nets: list[str], r
     return row
 
 
-def _figure(out: Output, rows: list[dict], nets: list[str], task: FrontierTask) -> None:
-    """Regret against seconds per step, one panel per network, one curve per mechanism."""
+def frontier_panels(rows: list[dict], nets: list[str], task: FrontierTask,
+                    random: float) -> list[Panel]:
+    """Regret against seconds per step, one panel per network, one curve per mechanism; the
+    non-private references and a uniformly random arm's regret as levels across each panel."""
     panels = []
     for net in nets:
         key = "seconds_per_step" if net == "none" else f"{net}_seconds_per_step"
@@ -187,10 +190,12 @@ def _figure(out: Output, rows: list[dict], nets: list[str], task: FrontierTask) 
             if MECHANISMS[r["mechanism"]].plaintext:
                 curves.append(Curve(f"{r['mechanism']} (non-private)", span, [r["regret"]] * 2,
                                     dashed=True))
+        # what learning nothing costs: a mechanism at or above this line has not learnt
+        curves.append(Curve(f"uniformly random arm ({random:.1f})", span, [random] * 2,
+                            dashed=True, color="k"))
         panels.append(Panel(f"net {net}", "seconds per step (log)", f"regret after T = "
                             f"{task.steps} steps", curves, logx=True))
-    out.figure("frontier", panels, f"Privacy-cost frontier: {task.described}, seeds "
-                                   f"{task.seeds} ({out.machine})")
+    return panels
 
 
 def random_regret(task: FrontierTask) -> float:
@@ -215,12 +220,15 @@ def _write(out: Output, rows: list[dict], task: FrontierTask, nets: list[str],
                    + ("The DP mechanisms clip rewards to [-1, 1], the bound their noise is "
                       "calibrated for. " if task.rewards == "gaussian" else "") +
                    f"A uniformly random arm's expected regret on these users: "
-                   f"{random:.1f}." + "".join(f" Not run on this task: {name} ({why})."
-                                              for name, why in refused.items()))
+                   f"{random:.1f} (the black dashed line of frontier.png). each_party_sees: "
+                   "what each party sees of the others' data (not whether the bandit learns)."
+                   + "".join(f" Not run on this task: {name} ({why})."
+                             for name, why in refused.items()))
 
 
-@experiment_command("frontier", "the config's [paper] sizes")
-@click.argument("config", type=click.Path(dir_okay=False, path_type=Path))
+@experiment_command("frontier", "the config's [paper] sizes",
+                    short_help="Every mechanism on one task: regret against cost")
+@click.argument("config", type=ConfigFile())
 @click.option("--quick", is_flag=True, help="The config's [task] sizes (the default).")
 @click.option("--net", "nets", type=choice_list(*NETS), default="none,lan,wan",
               help="Networks to time each mechanism on (none is always run: regret comes "
@@ -244,4 +252,5 @@ def frontier(out: Output, paper: bool, config: Path, quick: bool, nets: list[str
             rows.append(_row(m, eps, task, nets, out.folder / "runs"))
             out.written.clear()  # the table is rewritten after each row: name its files once
             _write(out, rows, task, nets, random, refused)  # a later failure keeps rows so far
-    _figure(out, rows, nets, task)
+    out.figure("frontier", frontier_panels(rows, nets, task, random),
+               f"Privacy-cost frontier: {task.described}, seeds {task.seeds} ({out.machine})")

@@ -1,9 +1,9 @@
 """The mechanisms of `mpcbandit frontier`: how each consumes the common linear task, what it
-guarantees, and who learns what.
+guarantees, and what each party sees.
 
 Each mechanism is a shipped config plus the overrides that put the common task (d features per
 arm, K arms, T steps, M holders) into its own shape, so every row is a real run of the same
-launcher as `mpcbandit run`. The guarantee and "learns" texts summarise docs/threat-model.md.
+launcher as `mpcbandit run`. The guarantee and "sees" texts summarise docs/threat-model.md.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Mechanism:
     name: str
     config: str
     guarantee: str
-    learns: str
+    sees: str  # what each party sees of the others' data (the each_party_sees column)
     overrides: Callable[[FrontierTask, int, int, float | None], list[str]]  # task, seed, T, eps
     dp: bool = False           # one row per epsilon
     plaintext: bool = False    # a non-private reference, run in one process
@@ -163,16 +163,16 @@ def samba_contextual_regret(summary: dict, t: FrontierTask, seed: int) -> float:
     return float(best_means(task, USERS, len(arms)).sum() - means[arms].sum())
 
 
-_MPC_LEARNS = "p': the arm; p'': the reward; feature holders: their own columns only"
+_MPC_SEES = "p': the arm; p'': the reward; feature holders: their own columns only"
 _O3M = ("masking, no formal guarantee; trusts the mask generator not to collude with the AP",
         "AP: every holder's Gram matrix, norms and subspace (measured leak), the arm")
 _JDP = ("(epsilon, delta) joint DP, statistical; trusts the privatizer with raw data",
         "learner: noisy statistics; privatizer: every user's (x, y)")
-_FEDUCB_LEARNS = "controller and other agents: noisy sums at fixed sync rounds"
+_FEDUCB_SEES = "controller and other agents: noisy sums at fixed sync rounds"
 MECHANISMS: dict[str, Mechanism] = {m.name: m for m in [
     Mechanism("hannun", "hannun-synthetic.toml",
               "computational (secret shares over Z/2^64, semi-honest); trusts the dealer, "
-              "holders not all colluding", _MPC_LEARNS, _hannun, refuses=_hannun_refuses),
+              "holders not all colluding", _MPC_SEES, _hannun, refuses=_hannun_refuses),
     Mechanism("o3m-linucb", "o3m-synthetic.toml", *_O3M, _o3m("linucb")),
     Mechanism("o3m-lints", "o3m-synthetic.toml", *_O3M, _o3m("lints")),
     Mechanism("samba-ucb", "samba-synthetic.toml",
@@ -184,13 +184,13 @@ MECHANISMS: dict[str, Mechanism] = {m.name: m for m in [
     Mechanism("jdp-wishart", "jdp-synthetic.toml", *_JDP, _jdp("wishart"), dp=True),
     Mechanism("feducb-gaussian", "feducb-synthetic.toml",
               "(epsilon, delta) DP between agents, statistical; each agent trusts only itself",
-              _FEDUCB_LEARNS, _feducb("theory"),
+              _FEDUCB_SEES, _feducb("theory"),
               dp=True, regret=feducb_regret_per_agent),
     # the theoretical radius swamps these reward gaps at any T this machine runs (issue 15):
     # the same privatised statistics with a fixed radius of 1 show what the noise itself costs
     Mechanism("feducb-gaussian-beta1", "feducb-synthetic.toml",
               "as feducb-gaussian (the radius is not part of the privacy); no regret bound",
-              _FEDUCB_LEARNS, _feducb(1.0),
+              _FEDUCB_SEES, _feducb(1.0),
               dp=True, regret=feducb_regret_per_agent),
     Mechanism("linucb", "o3m-synthetic.toml", "none (non-private reference)",
               "one party sees everything", _o3m("linucb"), plaintext=True),

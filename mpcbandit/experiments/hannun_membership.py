@@ -69,7 +69,11 @@ def _train_and_held_out(kind: str, steps: int, seed: int):
     return cut(slice(None, steps)), cut(slice(steps, None))
 
 
-@experiment_command("hannun-6", "MNIST, 60,000 steps, 200 runs")
+@experiment_command("hannun-6", "MNIST, 60,000 steps, 200 runs",
+                    short_help="Fig. 6: membership-inference advantage during training",
+                    computed_by=("checkpoints of a float64 simulation (bandits/egreedy.py), not "
+                                 "of the secure protocol, whose arms it picks at almost every "
+                                 "step on the same exploration draws"))
 @sized_option("--steps", int, 5_000, 60_000, "Steps per run (T)")
 @sized_option("--runs", int, 3, 200, "Runs per ε, averaged (seeds 0..runs-1)")
 @click.option("--sample", type=click.IntRange(min=4), default=2_000,

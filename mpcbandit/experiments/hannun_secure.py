@@ -32,6 +32,10 @@ TRUNCATIONS = {"local": "local truncation (wraps)", "exact": "exact truncation (
 RUNTIME_COLUMNS = ["arms", "parties", "seconds_per_iteration", "rounds_per_iteration",
                    "online_bytes_per_iteration_feature_holder",
                    "all_bytes_per_iteration_feature_holder", "load_1min"]
+#: where the figures' numbers come from (said in --help and under every table)
+SECURE = "the secure protocol, every party its own process on loopback"
+SECURE_BESIDE_FLOAT64 = (SECURE + "; the agreement and plaintext columns come from its float64 "
+                         "simulation on the same exploration draws")
 
 
 def secure_run(out: Output, **section) -> dict:
@@ -82,7 +86,9 @@ timing_steps = sized_option("--steps", int, 100, 300, "Iterations per run (the t
                             "iteration is their mean; the paper's figures are per iteration)")
 
 
-@experiment_command("hannun-3", "|A| = 10 … 100, |P| ∈ {2, 3, 4}, 300 iterations per point")
+@experiment_command("hannun-3", "|A| = 10 … 100, |P| ∈ {2, 3, 4}, 300 iterations per point",
+                    short_help="Fig. 3: secure protocol's seconds and rounds per step by |A|",
+                    computed_by=SECURE)
 @sized_option("--arms", int_list, [5, 10, 20, 40], [10, 20, 40, 60, 80, 100], "Arm counts |A|.")
 @sized_option("--parties", int_list, [2], [2, 3, 4], "Feature-holder counts |P|, a line each.")
 @timing_steps
@@ -95,7 +101,9 @@ def figure_3(out: Output, paper: bool, arms: list[int], parties: list[int], step
                     f"|A| ({steps} iterations per point, {out.machine})")
 
 
-@experiment_command("hannun-4", "|P| = 2 … 6, |A| ∈ {10, 50, 100}, 300 iterations per point")
+@experiment_command("hannun-4", "|P| = 2 … 6, |A| ∈ {10, 50, 100}, 300 iterations per point",
+                    short_help="Fig. 4: secure protocol's seconds and rounds per step by |P|",
+                    computed_by=SECURE)
 @sized_option("--parties", int_list, [2, 3, 4], [2, 3, 4, 5, 6], "Feature-holder counts |P|.")
 @sized_option("--arms", int_list, [10], [10, 50, 100], "Arm counts |A|, a line each.")
 @timing_steps
@@ -150,7 +158,9 @@ def _reward_sweep(out: Output, key: str, values: list[int], stem: str, xlabel: s
     out.figure(stem, [Panel("", xlabel, "average reward", curves, logx=False)], title)
 
 
-@experiment_command("hannun-7", "L = 14 … 26, 2,000 steps")
+@experiment_command("hannun-7", "L = 14 … 26, 2,000 steps",
+                    short_help="Fig. 7: secure protocol's reward against fixed-point bits",
+                    computed_by=SECURE_BESIDE_FLOAT64)
 @sized_option("--values", int_list, [14, 18, 20, 22, 24, 26], list(range(14, 27)),
               "Fixed-point precision bits L")
 @sized_option("--steps", int, 300, 2_000, "Steps per run (T)")
@@ -167,7 +177,9 @@ def figure_7(out: Output, paper: bool, values: list[int], steps: int, trunc: lis
                   "Hannun et al. Fig. 7: reward against precision")
 
 
-@experiment_command("hannun-8", "1 … 10 iterations, 2,000 steps")
+@experiment_command("hannun-8", "1 … 10 iterations, 2,000 steps",
+                    short_help="Fig. 8: secure protocol's reward against Newton iterations",
+                    computed_by=SECURE_BESIDE_FLOAT64)
 @sized_option("--values", int_list, [1, 2, 3, 5], list(range(1, 11)),
               "Newton-Raphson iterations of the reciprocal")
 @sized_option("--steps", int, 300, 2_000, "Steps per run (T)")
@@ -214,7 +226,8 @@ def bench_row(out: Output, arms: int, parties: int, net: str, iterations: int,
             plain["cumulative_reward"], _load()]
 
 
-@experiment_command("hannun", "2,000 iterations per run (|A|, |P| and nets as given)")
+@experiment_command("hannun", "2,000 iterations per run (|A|, |P| and nets as given)",
+                    short_help="Hannun's secure protocol per step beside float64")
 @click.option("--arms", type=int_list, default="10,100", help="Arm counts |A|.")
 @click.option("--parties", type=int_list, default="2", help="Feature-holder counts |P|.")
 @click.option("--nets", type=choice_list("none", "lan", "wan"), default="none,lan",

@@ -133,7 +133,8 @@ COLUMNS = ["call_site", "truncation", "elements_per_step", "expected_wraps_per_s
            "expected_per_sweep", "wraps_seen"]
 
 
-@experiment_command("hannun-wraps", "a 60,000-step run (one sweep of MNIST)")
+@experiment_command("hannun-wraps", "a 60,000-step run (one sweep of MNIST)",
+                    short_help="Truncation wraps a Hannun run should expect")
 @sized_option("--steps", int, 2_000, SWEEP, "Bandit steps to run (T)")
 @data_option
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", show_default="none",

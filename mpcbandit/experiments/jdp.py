@@ -142,7 +142,11 @@ def eps_sweep(pool: ProcessPoolExecutor, sz: dict, out: Output) -> None:
 
 
 @experiment_command("jdp", "n = 10^5 for the experiment and 20,000 for the sweep, 5 runs, "
-                           "9 values of epsilon (about an hour on 2 cores)")
+                           "9 values of epsilon (about an hour on 2 cores)",
+                    short_help="Supplement: JDP-LinUCB's regret by noise and epsilon",
+                    computed_by=("a float64 simulation in one process (simulate_jdp: protocol "
+                                 "jdp's privatizer and arm rule), not the processes; JDP-LinUCB "
+                                 "computes nothing in secret: its privacy is the noise"))
 @click.option("--part", type=click.Choice(["experiment", "eps", "all"]), default="all",
               help="The authors' experiment, the sweep over epsilon, or both.")
 @sized_option("--horizon", int, 5000, 100_000, "n of the experiment.")

@@ -68,7 +68,8 @@ def rounds_inproc(parties: int, arms: list[int], trunc: str, argmax: str = "auto
             for r in res["compute.0"]}
 
 
-@experiment_command("mpc-ops", "21 repeats (sizes and parties as given)")
+@experiment_command("mpc-ops", "21 repeats (sizes and parties as given)",
+                    short_help="Rounds, bytes and time of each MPC operation")
 @click.option("--size", type=click.IntRange(min=2), default=1000, help="Elements per call.")
 @click.option("--arms", type=int_list, default="10,100", help="Argmax over A elements, each A.")
 @sized_option("--repeats", int, 5, 21, "Timed calls per op (the median is reported)")

@@ -71,7 +71,11 @@ def _curve(label: str, y: np.ndarray, idx: np.ndarray, **style) -> Curve:
     return Curve(label, idx + 1, mean[idx], std[idx] if len(y) > 1 else None, **style)
 
 
-@experiment_command("o3m-4", "T = 5000, 5 repeats (d = 100, K = 10, M = 5)")
+@experiment_command("o3m-4", "T = 5000, 5 repeats (d = 100, K = 10, M = 5)",
+                    short_help="Fig. 4: O3M is lossless, its regret and theta against central",
+                    computed_by=("O3M's curves from the secure protocol (every party a thread, "
+                                 "every message through the channel and its codec); central and "
+                                 "partial from float64 plaintext references at the same seed"))
 @sized_option("--iterations", int, 1000, 5000, "T, bandit steps per run.")
 @sized_option("--repeats", int, 2, 5, "Runs averaged per curve (seeds 1 ... repeats).")
 @click.option("--arms", type=click.IntRange(min=2), default=10, help="K, arms per step.")
@@ -166,7 +170,11 @@ def criteo_ctr(iterations: int | None) -> dict[str, float] | None:
     return out
 
 
-@experiment_command("o3m-6", "T = 5000, 5 repeats; Criteo: every kept row of the log found")
+@experiment_command("o3m-6", "T = 5000, 5 repeats; Criteo: every kept row of the log found",
+                    short_help="Fig. 6: what the other participants' features buy O3M",
+                    computed_by=("O3M's curves and VFUCB's Criteo CTR from the secure protocol "
+                                 "(every party a thread, every message through the channel and "
+                                 "its codec); partial from float64 plaintext references"))
 @sized_option("--iterations", int, 1000, 5000, "T of the synthetic runs.")
 @sized_option("--repeats", int, 2, 5, "Synthetic runs averaged per curve (seeds 1 ... repeats).")
 @click.option("--criteo-iterations", type=click.IntRange(min=1), default=None,

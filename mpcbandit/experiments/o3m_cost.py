@@ -133,7 +133,12 @@ def _ratio_curves(rows: list[dict], alg: str) -> list[Curve]:
     return curves
 
 
-@experiment_command("o3m-5", "our times for d up to 1000 at K = 100, 500, 1000")
+@experiment_command("o3m-5", "our times for d up to 1000 at K = 100, 500, 1000",
+                    short_help="Fig. 5: O3M's computation and traffic against central",
+                    computed_by=("counted: the paper's operation counts (no run); measured: O3M's "
+                                 "masking, sum, choice and update timed in one process, not the "
+                                 "secure protocol's processes; bytes: a short run of the secure "
+                                 "protocol (parties as threads) scaled to T"))
 @sized_option("--measure-ds", int_list, [20, 50, 100, 200], [20, 50, 100, 200, 500, 1000],
               "The d at which our code is timed and its bytes counted (the counts cover "
               f"d = {', '.join(map(str, ANALYTIC_DS))} always).")
@@ -208,7 +213,8 @@ ROUND_COLUMNS = ["algorithm", "iterations", "parties", "net", "wall_s", "protoco
                  "bytes_per_iteration", "same_arms", "max_theta_norm_diff", "cumulative_regret"]
 
 
-@experiment_command("o3m-round-time", "T = 5000, LinUCB and LinTS")
+@experiment_command("o3m-round-time", "T = 5000, LinUCB and LinTS",
+                    short_help="Seconds per step of O3M, every party a process")
 @sized_option("--iterations", int, 1000, 5000, "T, bandit steps per run.")
 @sized_option("--algorithms", choice_list("linucb", "lints"), ["linucb"], ["linucb", "lints"],
               "Algorithms to run.")

@@ -205,7 +205,8 @@ CRITEO_NOTE = ("free = directions of a participant's user features that the item
 
 
 @experiment_command("o3m-leakage", "the same as the defaults (an audit of what the AP learns; "
-                                   "the paper has no such measurement)")
+                                   "the paper has no such measurement)",
+                    short_help="What O3M's active participant infers of others' data")
 @click.option("--data", type=click.Choice(["synthetic", "criteo"]), default="synthetic",
               help="synthetic: claims 1-3 (Gram matrix, subspace, known pairs); criteo: the "
                    "item-difference attack on user ⊗ item contexts (claim 4).")

@@ -389,7 +389,8 @@ def _echo(rows: list[dict]) -> None:
 
 
 @experiment_command("o3m-table-c3", "both settings, HE on 1 row of V^-1 x per arm (about 10 "
-                                    "minutes: HE dominates)")
+                                    "minutes: HE dominates)",
+                    short_help="Seconds for one round's statistic: O3M, HE, MPC, DP")
 @click.option("--settings", type=click.Choice(list(SETTINGS)), multiple=True,
               default=list(SETTINGS), help="Settings to time (repeat the option for several).")
 @click.option("--repeats", type=click.IntRange(min=1), default=5,

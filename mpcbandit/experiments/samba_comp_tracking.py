@@ -107,7 +107,8 @@ COLUMNS = ["algorithm", "pairs", "read", "right", "accuracy", "chance"]
 
 
 @experiment_command("samba-comp-tracking", "the same as the defaults (an attack on the paper's "
-                                           "design; it has no size of its own)")
+                                           "design; it has no size of its own)",
+                    short_help="Rewards SAMBA's Comp reads by following arms")
 @click.option("--budget", type=click.IntRange(min=10), default=3000, help="Steps N per run.")
 @click.option("--arms", type=click.IntRange(min=3), default=5, help="Arms K.")
 @click.option("--seed", type=int, default=1, help="The config's seed.")

@@ -189,7 +189,8 @@ def _relay_two_connections(ctx, router, found, idents: list[bytes], steps: int) 
     return time.perf_counter() - t0
 
 
-@experiment_command("samba-relay", "the same as the defaults (the relay has no paper size)")
+@experiment_command("samba-relay", "the same as the defaults (the relay has no paper size)",
+                    short_help="A bare pyzmq relay's time per step: SAMBA's floor")
 @click.option("--arms", type=int_list, default="10,100", help="The values of K.")
 @click.option("--steps", type=click.IntRange(min=1), default=2000, help="Relayed steps timed.")
 def bench(out: Output, paper: bool, arms: list[int], steps: int) -> None:

@@ -106,6 +106,7 @@ class Channel:
         self._ctl_in: dict[str, int] = defaultdict(lambda: -1)
         self._finished: set[str] = set()  # peers that said bye: they send and read nothing more
         self._bye_sent: dict[str, int] = {}  # peers we said bye to: our last message's seq
+        self._bye_acked: set[str] = set()  # peers that acknowledged our bye
         self._read_by: dict[str, int] = defaultdict(lambda: -1)  # our highest seq each peer read
         self._acked_at: dict[str, float] = defaultdict(float)  # when we last told a sender
         self._ack_every_s = min(_ACK_EVERY_S, deadline_s / 4)
@@ -186,7 +187,8 @@ class Channel:
 
     def finish(self) -> float:
         """The closing handshake: say bye to every peer still running and wait until each has
-        read everything sent to it (or finished itself); the seconds it took.
+        acknowledged it (it then has everything sent before it, and has closed its side: it
+        never reconnects to this party once it leaves); the seconds it took.
 
         A peer that reads nothing more for a deadline is named (PeerTimeout), as is one whose
         connection stays down (PeerGone) or that reports a failure (PeerAborted).
@@ -200,12 +202,11 @@ class Channel:
             # this party goes on reading (acknowledgements, byes, aborts)
             unsent = [p for p in unsent if p not in self._finished and not self._queue_bye(p)]
             now = time.perf_counter()
-            waiting = unsent + [p for p, bye in sorted(self._bye_sent.items())
-                                if p not in self._finished and self._read_by[p] < bye]
+            waiting = unsent + sorted(set(self._bye_sent) - self._bye_acked)
             if not waiting:
                 return now - t0
             for p in waiting:
-                read, since = heard[p]
+                read, since = heard[p]  # a slow reader's acknowledgements keep it waited for
                 if self._read_by[p] > read:
                     heard[p] = (self._read_by[p], now)
                 elif now - since > self.deadline_s:
@@ -225,11 +226,12 @@ class Channel:
 
     def _unread(self, peer: str, tag: str = BYE) -> PeerTimeout:
         """The error for a peer that read nothing more of ours for a deadline."""
-        last = self._bye_sent.get(peer, self._seq_out[peer] - 1)
+        unread = self._bye_sent.get(peer, self._seq_out[peer] - 1) - self._read_by[peer]
         err = PeerTimeout(peer, tag, self.deadline_s)
-        err.args = (f"peer '{peer}' read none of the last {last - self._read_by[peer]} "
-                    f"message(s) sent to it within {self.deadline_s:g} s (frozen, overloaded or "
-                    "gone); they may be lost",)
+        what = (f"read none of the last {unread} message(s) sent to it" if unread else
+                "read everything sent to it but not acknowledged the bye")
+        err.args = (f"peer '{peer}' {what} within {self.deadline_s:g} s (frozen, overloaded or "
+                    "gone)" + ("; they may be lost" if unread else ""),)
         return err
 
     def abort(self, error: BaseException) -> None:
@@ -414,13 +416,16 @@ class Channel:
         self._ctl_in[sender] = env.seq
         log.debug("%s from %s: %s", tag, sender, printable(repr(env.body)))
         if tag == ACK:
-            read = control.acknowledged(sender, env.body, self._seq_out[sender])
+            read, of_bye = control.acknowledged(sender, env.body, self._seq_out[sender])
             self._read_by[sender] = max(self._read_by[sender], read)
+            if of_bye and sender in self._bye_sent:
+                self._bye_acked.add(sender)
         elif tag == BYE:
             control.lost_before_bye(sender, env.body, self._accepted[sender])
             self._finished.add(sender)
-            if sender not in self._bye_sent:  # after our own bye it needs no answer
-                self._send_control(sender, ACK, {"read": self._seq_in[sender]})
+            # the sender leaves once it has this: close our side first, so nothing of ours
+            # ever reconnects to it (or looks up its host name) once it is gone
+            self._send_control(sender, ACK, {"read": self._seq_in[sender], "bye": True})
             self.link.forget(sender)
         elif tag == ABORT:
             raise control.aborted(sender, env.body)

@@ -3,11 +3,15 @@ failure. What each carries, and the checks a receiver makes (pure functions; the
 sends and waits).
 
 - ``~bye {"sent": n}``: the sender's last message on the link; it sent n protocol messages
-  before it. The receiver checks that it accepted n (nothing lost), answers ``~ack`` unless
-  it said bye itself, and never sends to, nor reconnects to, that peer again.
-- ``~ack {"read": seq}``: the highest sequence number of the peer's protocol messages read
-  (in this party's memory); sent on a bye, and at most once a second while a peer's
-  messages are read, so that a sender waiting at its close sees a slow reader advance.
+  before it. The receiver checks that it accepted n (nothing lost), answers ``~ack`` with
+  ``"bye": true`` and closes its side: it never sends to, nor reconnects to, that peer
+  again. The sender leaves only once every bye it sent was so acknowledged, so no party is
+  ever left reconnecting to one that has gone (where the host name no longer resolves, each
+  attempt stalls libzmq's I/O thread for the resolver's timeout).
+- ``~ack {"read": seq, "bye": bool}``: the highest sequence number of the peer's protocol
+  messages read (in this party's memory); sent on a bye, and at most once a second while a
+  peer's messages are read, so that a sender waiting at its close sees a slow reader
+  advance.
 - ``~abort {"origin", "reason"}``: the run failed first at ``origin``, for ``reason``.
 
 They travel in the protocol's envelopes (session, sender) under tags no protocol label can
@@ -47,12 +51,16 @@ def lost_before_bye(sender: str, body: Any, accepted: int) -> None:
                                          "arrived (its connection dropped?)")
 
 
-def acknowledged(sender: str, body: Any, sent: int) -> int:
-    """The sequence number an ack says was read, checked against the sent messages."""
+def acknowledged(sender: str, body: Any, sent: int) -> tuple[int, bool]:
+    """(the sequence number an ack says was read, whether it acknowledges our bye), checked
+    against the messages sent."""
     read = body.get("read") if isinstance(body, dict) else None
     if type(read) is not int or not -1 <= read < sent:
         raise ProtocolError(sender, ACK, f"acknowledges {read!r}, not a message sent to it")
-    return read
+    of_bye = body.get("bye", False)
+    if type(of_bye) is not bool:
+        raise ProtocolError(sender, ACK, f"'bye' is {of_bye!r}, not a bool")
+    return read, of_bye
 
 
 def aborted(sender: str, body: Any) -> PeerAborted:

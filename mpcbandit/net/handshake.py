@@ -2,8 +2,9 @@
 of each link that follows from it.
 
 Each party greets with the digest of what it believes the run is (protocol, seed, section,
-party table, security), the record itself, so that a mismatch can be named key by key, and
-a fresh random nonce. Every directed link's session id hashes the run's base session with
+party table, security), the record itself, so that a mismatch can be named key by key, what
+it knows of the data the parties must share (``data.*``: the id list's digest and length),
+and a fresh random nonce. Every directed link's session id hashes the run's base session with
 both ends' nonces: a message recorded in an earlier run never matches, in any security mode.
 """
 
@@ -21,6 +22,8 @@ from mpcbandit.errors import ProtocolError
 __all__ = ["Greeting", "make_greeting", "read_greeting", "check_same_run", "link_sessions"]
 
 _VERSION = 1
+#: the hello's fields about a party's data (mpcbandit/data/folder.py), not its config
+DATA_KEYS = "data."
 _NONCE_BYTES = 16
 
 
@@ -56,16 +59,25 @@ def read_greeting(peer: str, raw: bytes) -> Greeting:
 
 
 def check_same_run(peer: str, mine: Greeting, theirs: Greeting, shown: int = 5) -> None:
-    """Raise a ProtocolError naming the keys where the peer's config differs from ours."""
-    if theirs.digest == mine.digest:
-        return
+    """Raise a ProtocolError naming the keys where the peer's config, or the data it holds,
+    differs from ours. Data keys (``data.*``: the id list's digest and length) are compared
+    between two parties that both declare data; a role that reads none declares nothing."""
+    both_data = _declares_data(mine.fields) and _declares_data(theirs.fields)
     keys = sorted(k for k in set(mine.fields) | set(theirs.fields)
-                  if mine.fields.get(k) != theirs.fields.get(k) or (k in mine.fields) != (k in theirs.fields))
+                  if (both_data or not k.startswith(DATA_KEYS))
+                  and (mine.fields.get(k) != theirs.fields.get(k) or (k in mine.fields) != (k in theirs.fields)))
+    if theirs.digest == mine.digest and not keys:
+        return
     diffs = "; ".join(f"{k}: mine {mine.fields.get(k, '(absent)')!r}, theirs "
                       f"{theirs.fields.get(k, '(absent)')!r}" for k in keys[:shown])
     more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
-    raise ProtocolError(peer, "hello", f"runs a different config: {diffs or 'digest differs'}"
-                        f"{more}")
+    what = ("holds other data than ours (its id list differs: docs/data.md)"
+            if keys and all(k.startswith(DATA_KEYS) for k in keys) else "runs a different config")
+    raise ProtocolError(peer, "hello", f"{what}: {diffs or 'digest differs'}{more}")
+
+
+def _declares_data(fields: dict[str, Any]) -> bool:
+    return any(k.startswith(DATA_KEYS) for k in fields)
 
 
 def _session(base: str, sender: str, receiver: str, sender_nonce: bytes,

@@ -18,6 +18,7 @@ import numpy as np
 
 from mpcbandit.checkpoint import FINISHED, CheckpointStore, finished
 from mpcbandit.config import Config
+from mpcbandit.data.folder import party_folder
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
@@ -26,7 +27,7 @@ from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 from mpcbandit.stop import check_stop
 
 __all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
-           "run_timed", "progress_line", "clock",
+           "with_steps", "run_timed", "progress_line", "clock", "read_folders",
            "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
 _log = logging.getLogger("mpcbandit.party")
@@ -59,9 +60,10 @@ class Protocol:
     #: the most bytes one peer may send a party before that party reads them (an upper
     #: estimate from the section's sizes); the default cap on unread bytes is twice this
     sends_ahead: Callable[[Any], int] | None = None
-    #: replay(cfg, summary): the non-private reference on what the secure run of that summary
-    #: revealed at its end (Hannun's exploration key), for `run --plaintext --replay RUN_DIR`
-    replay: Callable[[Config, dict], dict] | None = None
+    #: replay(cfg, summary[, data_dir]): the non-private reference on what the secure run of
+    #: that summary revealed at its end (Hannun's exploration key), for `run --plaintext
+    #: --replay RUN_DIR`
+    replay: Callable[..., dict] | None = None
     #: the lines `run` prints about a finished run's outcome, from its summary (the numbers
     #: a reader of this protocol looks for first)
     headline: Callable[[dict], list[str]] | None = None
@@ -71,6 +73,13 @@ class Protocol:
     #: prepare(cfg, role) reads what that role loads from disk (MNIST's principal components,
     #: ...) into this process's caches, before the hello: start-up is not timed as protocol time
     prepare: Callable[[Config, str], Any] | None = None
+    #: sources(cfg, role, index, folder) -> the role's data source (mpcbandit/data): from the
+    #: built-in task when folder is None, else from that party's own data folder; None for a
+    #: role that reads no data. The role asks it for its inputs step by step (ctx.source()).
+    sources: Callable[[Config, str, int, Path | None], Any] | None = None
+    #: split(cfg, out, suffix) writes every party's data folder out/<role>.<index>/ from the
+    #: built-in task (`mpcbandit data split`), tables in the format of suffix (.csv, ...)
+    split: Callable[[Config, Path, str], None] | None = None
 
     def buffer_cap(self, cfg: Config) -> int:
         """Unread bytes one peer may have waiting at a party: run.max_buffered_mb, else twice
@@ -88,6 +97,33 @@ class Protocol:
             raise MpcBanditError(f"protocol {self.name} cannot checkpoint or resume: "
                                  f"{self.no_checkpoints_because} (--checkpoint-every/--resume "
                                  f"refused; protocols that can: {able})")
+
+    def source(self, cfg: Config, role: str, index: int, folder: Path | None) -> Any:
+        """(role, index)'s data source: its own folder's, or the built-in task's (folder None)."""
+        if self.sources is None:
+            if folder is not None:
+                raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
+            return None
+        return self.sources(cfg, role, index, None if folder is None else Path(folder))
+
+    def data_folders(self, data_dir: Path) -> Path:
+        """data_dir (resolved), the parent of every party's folder: refused if this protocol
+        reads no data or it is not a folder."""
+        if self.sources is None:
+            raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
+        return party_folder(Path(data_dir).resolve(), "--data")
+
+    def reference(self, cfg: Config, data_dir: Path | None = None,
+                  replay_of: dict | None = None) -> dict:
+        """The plaintext reference's fields: on the built-in task, or on every party's folder
+        under data_dir (one process reads all the data: the non-private reference); with
+        replay_of (a secure run's summary), on what that run revealed at its end."""
+        if data_dir is not None and self.sources is None:
+            raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
+        data = () if data_dir is None else (Path(data_dir),)
+        if replay_of is not None:
+            return self.replay(cfg, replay_of, *data)
+        return self.plaintext(cfg, *data)
 
     def peers_of(self, section: Any, role: str, index: int) -> list[str]:
         """Names of the parties that (role, index) exchanges messages with."""
@@ -112,6 +148,17 @@ def privacy_record(cfg: Config) -> dict:
     return {"private": not warnings, "warnings": warnings}
 
 
+def with_steps(cfg: Config, steps: int) -> Config:
+    """cfg with its protocol's step count set to steps, under whichever key the protocol counts
+    them (Protocol.steps: iterations, budget, horizon): what `--steps N` does."""
+    proto = get_protocol(cfg.protocol)
+    if proto.steps is None:
+        raise MpcBanditError(f"--steps: protocol {cfg.protocol} has no bandit steps to count; "
+                             f"set its own keys with --set (`mpcbandit explain {cfg.protocol}`)")
+    key, _ = proto.steps(cfg.section)
+    return cfg.with_overrides([f"{cfg.protocol}.{key}={steps}"])
+
+
 @dataclass
 class PartyContext:
     """Everything a role function gets: its config, identity, channel and a progress hook."""
@@ -125,6 +172,8 @@ class PartyContext:
     checkpoint_every: int = 0
     resume_from: int | None = None
     run_id: str | None = None  # the run instance its checkpoints belong to (run.json's)
+    data_dir: Path | None = None  # this party's own data folder (None: the built-in task)
+    _source: Any = field(default=None, repr=False)
     _last_progress: float = field(default=0.0, repr=False)
     _last_log: float = field(default=0.0, repr=False)
     _started: float = field(default_factory=time.monotonic, repr=False)
@@ -141,6 +190,14 @@ class PartyContext:
     def rng(self, purpose: str) -> np.random.Generator:
         """A reproducible numpy generator for public or simulated data (never for secrets)."""
         return seeded_rng(self.config.seed, purpose)
+
+    def source(self) -> Any:
+        """This role's data source, asked for its inputs step by step: from its own data folder
+        (data_dir) or the built-in task; the role does not know which."""
+        if self._source is None:
+            self._source = get_protocol(self.config.protocol).source(
+                self.config, self.role, self.index, self.data_dir)
+        return self._source
 
     def progress(self, iteration: int, total: int | None = None) -> None:
         """Report progress to the launcher and the log (rate-limited, cheap every iteration)."""
@@ -202,7 +259,15 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
     return {"role": ctx.role, "index": ctx.index, "name": ctx.name,
             **ctx.chan.stats.total().to_dict(), "hops": ctx.chan.hops, "protocol_wall_s": wall,
             "resumed_from": ctx.resume_from,  # its counters cover the steps from there on
-            "by_op": ctx.chan.stats.to_dict(), "output": output}
+            "by_op": ctx.chan.stats.to_dict(), "output": output,
+            # never the folder's path (local), only that the party read its own
+            **({"data": "own folder"} if ctx.data_dir is not None else {})}
+
+
+def read_folders(results: list[dict]) -> bool:
+    """Whether a run's parties read their own data folders (their results say `data`): then
+    its summary cannot recompute what needs the data (a replay), which stays private."""
+    return any(r.get("data") for r in results)
 
 
 def progress_line(done: int, iteration: int, total: int | None, elapsed_s: float) -> str:

@@ -17,7 +17,10 @@ from mpcbandit.bodies import expect_array
 from mpcbandit.config import Config, spec
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE, reconstruct, share
-from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
+from mpcbandit.data import demo_data
+from mpcbandit.data.demo_data import input_vector  # noqa: F401 (tests check sums with it)
+from mpcbandit.data.folder import no_data
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, read_folders
 
 INPUT, COMPUTE, OUTPUT = "input", "compute", "output"
 
@@ -46,12 +49,6 @@ def peers(s: DemoSection, role: str, index: int) -> list[str]:
     return computes
 
 
-def input_vector(seed: int, index: int, length: int, iteration: int = 0) -> np.ndarray:
-    """Input holder index's private vector at an iteration (reproducible, for checking)."""
-    rng = seeded_rng(seed, f"demo/input/{index}/{iteration}")
-    return rng.integers(0, 2**64, size=length, dtype=np.uint64)
-
-
 def chain(digest: bytes, total: np.ndarray) -> bytes:
     """Running digest of every opened sum (resumable, unlike a hashlib object)."""
     return hashlib.sha256(digest + total.tobytes()).digest()
@@ -62,11 +59,12 @@ def run_role(ctx: PartyContext) -> dict:
     computes = [f"{COMPUTE}.{j}" for j in range(s.computing)]
     inputs = [f"{INPUT}.{i}" for i in range(s.inputs)]
     prg = Prg()
+    own = ctx.source() if ctx.role == INPUT else None  # my vectors
     start, state = ctx.resume() or (0, {"digest": b"", "sum": []})
     digest, result = state["digest"], state["sum"]
     for t in range(start, s.iterations):
         if ctx.role == INPUT:
-            x = input_vector(ctx.config.seed, ctx.index, s.length, t)
+            x = own.inputs(t)
             ctx.chan.exchange("share", send=dict(zip(computes, share(x, s.computing, prg))))
         elif ctx.role == COMPUTE:
             got = ctx.chan.exchange("share", recv=inputs)
@@ -85,27 +83,42 @@ def run_role(ctx: PartyContext) -> dict:
     return {"sum": result, "digest": digest.hex()}
 
 
-def plaintext(cfg: Config) -> dict:
+def sources(cfg: Config, role: str, index: int, folder):
+    """Input holder i its own vectors (mpcbandit/data/demo_data.py); the others nothing."""
+    if role != INPUT:
+        return no_data(folder, f"{role}.{index}")
+    return demo_data.inputs(cfg, index, folder, f"{INPUT}.{index}")
+
+
+def plaintext(cfg: Config, data_dir=None) -> dict:
+    """The sums in the clear (of every input holder's folder of data_dir, if given)."""
     s: DemoSection = cfg.section
+    holders = [sources(cfg, INPUT, i, data_dir and data_dir / f"{INPUT}.{i}")
+               for i in range(s.inputs)]
     digest = b""
     for t in range(s.iterations):
         total = np.zeros(s.length, dtype=np.uint64)
-        for i in range(s.inputs):
-            total += input_vector(cfg.seed, i, s.length, t)
+        for own in holders:
+            total += own.inputs(t)
         digest = chain(digest, total)
     return {"steps": s.iterations, "sum": [int(v) for v in total], "digest": digest.hex()}
 
 
 def summarize(cfg: Config, results: list[dict]) -> dict:
+    """The opened sums; compared with the plaintext sums unless the inputs stayed private
+    in the parties' folders (then null: `--plaintext --data` is the reference)."""
     out = next(r for r in results if r["role"] == OUTPUT)["output"]
+    same = None if read_folders(results) else out["digest"] == plaintext(cfg)["digest"]
     return {"steps": cfg.section.iterations, "sum": out["sum"], "digest": out["digest"],
-            "matches_plaintext": out["digest"] == plaintext(cfg)["digest"]}
+            "matches_plaintext": same}
 
 
 def headline(s: dict) -> list[str]:
     """Whether the opened sums are the inputs' sums."""
     if s["plaintext"]:
         return [f"digest of the {s['steps']} sum(s): {s['digest'][:16]}…"]
+    if s["matches_plaintext"] is None:
+        return [f"the {s['steps']} opened sum(s) of the holders' own data (digest {s['digest'][:16]}…)"]
     verdict = "equal" if s["matches_plaintext"] else "DIFFER FROM"
     return [f"the {s['steps']} opened sum(s) {verdict} the plaintext sums (digest {s['digest'][:16]}…)"]
 
@@ -119,4 +132,6 @@ PROTOCOL = Protocol(name="demo", paper="secure sum over additive shares: the run
                     section=DemoSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     sends_ahead=sends_ahead, steps=lambda s: ("iterations", 1),
-                    headline=headline)
+                    headline=headline, sources=sources,
+                    split=lambda cfg, out, suffix: demo_data.split(
+                        cfg, out, suffix, [f"{INPUT}.{i}" for i in range(cfg.section.inputs)]))

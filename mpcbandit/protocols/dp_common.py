@@ -10,10 +10,10 @@ import dataclasses
 
 import numpy as np
 
-from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bodies import expect_array, expect_fields
 from mpcbandit.config import Config
-from mpcbandit.data.common_task import COMMON, TaskStream, section_task
+from mpcbandit.data.common_task import COMMON
+from mpcbandit.data.dp_data import user_stream
 from mpcbandit.dp.noise import NormalSource, seeded_source
 
 #: the environments a [jdp] or [feducb] section's `data` names
@@ -21,15 +21,6 @@ DATA = ("gap", *COMMON)
 
 __all__ = ["DATA", "user_stream", "noise_source", "noise_off", "regret_series", "privacy_phrase",
            "expect_statistics"]
-
-
-def user_stream(seed: int, s, stream: str) -> GapEnvironment | TaskStream:
-    """One stream of users and their action sets: Dubey & Pentland's gap environment, or a
-    common task of the frontier (`data = "linear"` or `"mnist"`)."""
-    if s.data in COMMON:
-        return TaskStream(section_task(seed, s, s.dims, s.actions), stream)
-    gap = {"gap": s.gap} if hasattr(s, "gap") else {}  # [feducb] has none: the environment's own
-    return GapEnvironment(seed, s.dims, s.actions, stream, **gap)
 
 
 def noise_source(cfg: Config, seeded: bool, purpose: str) -> NormalSource:

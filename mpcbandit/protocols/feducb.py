@@ -34,7 +34,9 @@ from mpcbandit.bandits.feducb import (
 from mpcbandit.bandits.graphs import GRAPHS, build_graph, diameter, within_hops
 from mpcbandit.bodies import expect_bool, expect_fields, expect_index
 from mpcbandit.config import Config, spec
+from mpcbandit.data import dp_data
 from mpcbandit.data.common_task import TaskRewards, prepare_task
+from mpcbandit.data.folder import no_data
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
 from mpcbandit.errors import ConfigError, ProtocolError
@@ -46,7 +48,6 @@ from mpcbandit.protocols.dp_common import (
     noise_source,
     privacy_phrase,
     regret_series,
-    user_stream,
 )
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 from mpcbandit.protocols.jdp import check_budget
@@ -152,6 +153,13 @@ def peers(s: FeducbSection, role: str, index: int) -> list[str]:
     return [f"{CONTROLLER}.0"]
 
 
+def sources(cfg: Config, role: str, index: int, folder):
+    """Agent i its own users (mpcbandit/data/dp_data.py); the controller reads nothing."""
+    if role != AGENT:
+        return no_data(folder, f"{role}.{index}")
+    return dp_data.users(cfg, f"agent{index}", folder, f"{AGENT}.{index}", "feducb.horizon")
+
+
 def run_role(ctx: PartyContext) -> dict:
     """Controller, centralized agent or P2P agent, by mode and role."""
     s: FeducbSection = ctx.section
@@ -190,7 +198,7 @@ def _central_agent(ctx: PartyContext) -> dict:
     params = params_of(s)
     threshold = threshold_of(s, params)
     ctrl = f"{CONTROLLER}.0"
-    env = user_stream(ctx.config.seed, s, f"agent{ctx.index}")
+    env = ctx.source()  # my users: their action sets and rewards
     priv = Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{ctx.index}"))
     est = FedEstimators(1, s.dims, params, s.agents, sigma=s.reward_sigma, alpha=s.alpha,
                         beta=fixed_beta(s))
@@ -205,9 +213,9 @@ def _central_agent(ctx: PartyContext) -> dict:
     arms, rewards, regret, betas = (([], [], [], []) if st is None else
                                     (st["arms"], st["rewards"], st["regret"], st["beta"]))
     for t in range(start + 1, s.horizon + 1):
-        ctx_t, means = env.action_set()  # 5.
+        ctx_t = env.action_set(t - 1)  # 5.
         a = int(est.choose(me, ctx_t[None])[0])  # 4, 6-8.
-        y = env.reward(means[a])  # 9.
+        y, loss = env.feedback(t - 1, a)  # 9.
         est.observe(me, ctx_t[a][None], np.array([y]))  # 10-11.
         if fixed is None:  # 12-14.
             ctx.chan.exchange("sync_flag", send={ctrl: bool(est.sync_wanted(me, threshold)[0])})
@@ -221,7 +229,7 @@ def _central_agent(ctx: PartyContext) -> dict:
             est.set_synced(me, gram[None], vec[None])
         arms.append(a)
         rewards.append(y)
-        regret.append(float(means.max() - means[a]))
+        regret.append(loss)
         betas.append(float(est.last_beta[0]))
         ctx.checkpoint(t, lambda: {"env": env.state(), "priv": priv.state(), "est": est.state(),
                                    "arms": arms, "rewards": rewards, "regret": regret,
@@ -255,7 +263,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     adj = graph_of(s)
     nbrs = [f"{AGENT}.{j}" for j in sorted(adj[i])]
     ball = within_hops(adj, i, gam)  # N_gamma(i): whose sums make up my S
-    env = user_stream(ctx.config.seed, s, f"agent{i}")
+    env = ctx.source()  # my users: their action sets and rewards
     privs = [Privatizer(params, noise_source(ctx.config, s.seeded_noise, f"feducb/agent{i}/slot{g}"))
              for g in range(gam)]
     est = FedEstimators(gam, s.dims, params, len(ball), sigma=s.reward_sigma, alpha=s.alpha,
@@ -295,9 +303,9 @@ def _p2p_agent(ctx: PartyContext) -> dict:
     for t in range(start + 1, s.horizon + 1):
         g = (t - 1) % gam  # round-robin estimator (subsampling)
         slot = np.array([g])
-        ctx_t, means = env.action_set()
+        ctx_t = env.action_set(t - 1)
         a = int(est.choose(slot, ctx_t[None])[0])
-        y = env.reward(means[a])
+        y, loss = env.feedback(t - 1, a)
         est.observe(slot, ctx_t[a][None], np.array([y]))
         fires = bool(est.sync_wanted(slot, threshold)[0]) if fixed is None else t in fixed_set
         if fires:  # flood a sync request for slot g
@@ -332,7 +340,7 @@ def _p2p_agent(ctx: PartyContext) -> dict:
             refresh(h)
         arms.append(a)
         rewards.append(y)
-        regret.append(float(means.max() - means[a]))
+        regret.append(loss)
         betas.append(float(est.last_beta[g]))
         ctx.checkpoint(t, state)
         ctx.progress(t, s.horizon)
@@ -382,10 +390,11 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     return fields
 
 
-def plaintext(cfg: Config) -> dict:
-    """The same roles with the noise switched off, in-process."""
+def plaintext(cfg: Config, data_dir=None) -> dict:
+    """The same roles with the noise switched off, in-process (each agent reading its folder
+    of data_dir, if given)."""
     off = noise_off(cfg)
-    return summarize(off, run_protocol_inproc(off)[0])
+    return summarize(off, run_protocol_inproc(off, data_dir=data_dir)[0])
 
 
 def privacy_warnings(s: FeducbSection) -> list[str]:
@@ -424,5 +433,7 @@ PROTOCOL = Protocol(name="feducb", paper='Dubey & Pentland 2020, differentially-
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
                     steps=lambda s: ("horizon", s.gamma if s.mode == "p2p" else 1),
-                    headline=headline,
+                    headline=headline, sources=sources,
+                    split=lambda cfg, out, suffix: dp_data.split(cfg, out, suffix, {
+                        f"{AGENT}.{i}": f"agent{i}" for i in range(cfg.section.agents)}),
                     prepare=lambda cfg, role: role == AGENT and prepare_task(cfg))

@@ -40,20 +40,22 @@ from dealer import serve
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.bodies import expect_index, expect_real
 from mpcbandit.config import Config, spec
+from mpcbandit.data import hannun_data
+from mpcbandit.data.folder import no_data
+from mpcbandit.data.hannun_data import NORM_RULES, feature_slices
 from mpcbandit.data.tasks import MNIST_TRAIN_SIZE, TASKS, linear_arm_dims, require_mnist
-from mpcbandit.errors import ConfigError, DataError, ProtocolError
+from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.mpc import arith, compare, functions, symmetric
 from mpcbandit.mpc.engine import TRUNC_CHOICES, Engine
 from mpcbandit.mpc.provider import engine_ahead_bytes
 from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.truncated_product import mul_truncated
-from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
+from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, read_folders
 from mpcbandit.protocols.hannun_reference import (
     headline,
-    outcome,
+    outcome_of,
     plaintext,
-    preload_task,
     replay,
     replay_run,
     task,
@@ -81,6 +83,8 @@ class HannunSection:
     data: str = spec("synthetic", choices=TASKS, doc="synthetic | mnist | kmeans | linear (D = |A| d)")
     data_dir: str = spec("", local=True, doc="MNIST IDX directory (default: $MPCBANDIT_DATA or ../shared/data/mnist)")
     sigma: float = spec(0.5, min=1e-3, doc="kernel width of the kmeans task's rewards")
+    norms: str = spec("refuse", choices=NORM_RULES, doc="||x_t|| <= 1 (docs/data.md): refuse a "
+                      "holder's row of norm > 1, or scale each holder's slice to <= 1/sqrt(n)")
     reinvert_every: int = spec(0, min=0, doc="§7: recompute W_a^{-1} from W_a every k steps (0: off)")
     reinvert_iterations: int = spec(3, min=1, max=20, doc="Newton-Schulz steps per re-inversion")
     regularizer: float = spec(0.0, min=0.0, doc="§7: W_a starts at (1 + regularizer) I (0: off)")
@@ -140,18 +144,6 @@ def score_bound(iterations: int, regularizer: float) -> float:
     return max(math.sqrt(iterations) / (2 * math.sqrt(1 + regularizer)), 1.0)
 
 
-def check_features(x: np.ndarray, party: str) -> np.ndarray:
-    """A feature holder's rows, refused if one is not finite or has norm above 1 (the engine's
-    range: 1 + x^T W^{-1} x in [1, 2] for the reciprocal's start, |score| by score_bound)."""
-    norms = np.linalg.norm(x, axis=1)
-    bad = np.flatnonzero(~np.isfinite(norms) | (norms > 1 + 1e-9))
-    if bad.size:
-        raise DataError(f"{party}: its features at step {bad[0]} have norm {norms[bad[0]]!r}; "
-                        "Hannun's contexts must have norm <= 1 (each holder's slice, and the "
-                        f"whole context across holders); {bad.size} of {len(x)} steps do not")
-    return x
-
-
 def roles(s: HannunSection) -> list[tuple[str, int]]:
     return ([(FEATURE, i) for i in range(s.feature_holders)]
             + [(PULLER, 0), (REWARD, 0), (DEALER, 0), (ENV, 0)])
@@ -174,11 +166,6 @@ def peers(s: HannunSection, role: str, index: int) -> list[str]:
     if role in (PULLER, REWARD):
         return fh + [f"{ENV}.0"]
     return fh
-
-
-def feature_slices(s: HannunSection) -> list[np.ndarray]:
-    """Which of the D features each feature holder owns (contiguous, near-equal)."""
-    return np.array_split(np.arange(s.dims), s.feature_holders)
 
 
 # ---------------------------------------------------------------- the dealer
@@ -292,8 +279,7 @@ def _feature_holder(ctx: PartyContext) -> dict:
     s: HannunSection = ctx.section
     eng = Engine(ctx.chan, holders(s), dealer=f"{DEALER}.0", frac_bits=s.precision_bits,
                  trunc=s.trunc)
-    contexts = check_features(task(ctx.config).contexts[:, feature_slices(s)[ctx.index]],
-                              ctx.name)                                     # 5: my features
+    own = ctx.source()                                                      # 5: my features
     A, D = s.arms, s.dims
     start, saved = ctx.resume() or (0, None)
 
@@ -308,14 +294,14 @@ def _feature_holder(ctx: PartyContext) -> dict:
         state = {"w_inv": eng.public(eye / (1.0 + s.regularizer)), "b": eng.zeros((A, D))}
         if s.reinvert_every:
             state["w"] = eng.public(eye * (1.0 + s.regularizer))
-        x = run(_share_context(eng, s, contexts[0], ctx.index))
+        x = run(_share_context(eng, s, own.features(0), ctx.index))
     else:
         state = {k: AShare.from_state(v, eng.lead) for k, v in saved["shares"].items()}
         x = state.pop("x", None)
     explore = ExplorationShares(ctx.chan, f"{DEALER}.0", s, eng.lead,
                                 saved["explore"] if saved else None)
     for t in range(start, s.iterations):                                     # 4
-        nxt = (_share_context(eng, s, contexts[t + 1], ctx.index) if t + 1 < s.iterations
+        nxt = (_share_context(eng, s, own.features(t + 1), ctx.index) if t + 1 < s.iterations
                else _nothing())
         x = run(_step(eng, s, state, x, explore.next(t), nxt))
         if s.reinvert_every and (t + 1) % s.reinvert_every == 0:
@@ -354,19 +340,21 @@ def _arm_puller(ctx: PartyContext) -> dict:
 
 
 def _environment(ctx: PartyContext) -> dict:
-    """The world: the arm p' pulls at step t earns the task's reward, delivered to p'' alone."""
+    """The world: the arm p' pulls at step t earns its reward, delivered to p'' alone."""
     s: HannunSection = ctx.section
-    rewards = task(ctx.config).rewards
+    world = ctx.source()
     puller = f"{PULLER}.0"
-    start, saved = ctx.resume() or (0, {"delivered": []})
-    delivered = list(saved["delivered"])
+    start, saved = ctx.resume() or (0, {"delivered": [], "regret": []})
+    delivered, regret = list(saved["delivered"]), list(saved["regret"])
     for t in range(start, s.iterations):
         arm = expect_index(ctx.chan.recv(PULL, puller), s.arms, puller, f"{PULL}#{t}")
-        delivered.append(float(rewards[t, arm]))
-        ctx.chan.send(DELIVER, f"{REWARD}.0", delivered[-1])
-        ctx.checkpoint(t + 1, lambda: {"delivered": delivered})
+        reward, loss = world.feedback(t, arm)
+        delivered.append(reward)
+        regret.append(loss)
+        ctx.chan.send(DELIVER, f"{REWARD}.0", reward)
+        ctx.checkpoint(t + 1, lambda: {"delivered": delivered, "regret": regret})
         ctx.progress(t + 1, s.iterations)
-    return {"delivered": delivered}
+    return {"delivered": delivered, "regret": regret}
 
 
 def _reward_holder(ctx: PartyContext) -> dict:
@@ -385,6 +373,15 @@ def _reward_holder(ctx: PartyContext) -> dict:
     return {}
 
 
+def sources(cfg: Config, role: str, index: int, folder):
+    """What each role reads (mpcbandit/data/hannun_data.py): a holder its features, the
+    environment its rewards; the others nothing."""
+    name = f"{role}.{index}"
+    if role == FEATURE:
+        return hannun_data.features(cfg, index, folder, name)
+    return hannun_data.feedback(cfg, folder, name) if role == ENV else no_data(folder, name)
+
+
 def run_role(ctx: PartyContext) -> dict:
     return {FEATURE: _feature_holder, PULLER: _arm_puller, REWARD: _reward_holder,
             DEALER: _dealer, ENV: _environment}[ctx.role](ctx)
@@ -394,7 +391,8 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     s: HannunSection = cfg.section
     puller = next(r for r in results if r["role"] == PULLER)
     arms = np.asarray(puller["output"]["arms"], dtype=np.int64)
-    out = outcome(s, task(cfg), arms)
+    world = next(r for r in results if r["role"] == ENV)["output"]
+    out = outcome_of(s, arms, world["delivered"], world["regret"])
     fh = [r for r in results if r["role"] == FEATURE]
     steps = fh[0]["output"]["steps"]  # fewer than T when this run resumed
     name = lambda r: f"{r['role']}.{r['index']}"  # noqa: E731
@@ -410,11 +408,13 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     })
     dealer = next(r for r in results if r["role"] == DEALER)
     key = bytes.fromhex(dealer["output"]["exploration_key"])
+    out["exploration"] = s.exploration
+    out["exploration_key"] = key.hex()  # revealed: `run --plaintext --replay` reads it here
+    if read_folders(results):  # the data stayed with its parties: `--plaintext --data` replays
+        return out | {"agreement_with_replay": None, "replay_cumulative_reward": None}
     ref = replay(cfg, key)
     out["agreement_with_replay"] = float(np.mean(np.asarray(ref["series"]["arms"]) == arms))
     out["replay_cumulative_reward"] = ref["cumulative_reward"]
-    out["exploration"] = s.exploration
-    out["exploration_key"] = key.hex()  # revealed: `run --plaintext --replay` reads it here
     return out
 
 
@@ -430,7 +430,10 @@ def sends_ahead(s: HannunSection) -> int:
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, replay=replay_run, summarize=summarize, peers=peers,
-                    prepare=lambda cfg, role: role in (FEATURE, ENV) and preload_task(cfg),
+                    prepare=lambda cfg, role: role in (FEATURE, ENV) and hannun_data.preload_task(cfg),
+                    sources=sources, split=lambda cfg, out, suffix: hannun_data.split(
+                        cfg, out, suffix, holders(cfg.section), f"{ENV}.0",
+                        [f"{r}.0" for r in (PULLER, REWARD, DEALER)]),
                     privacy_warnings=lambda s: [] if s.exploration == "secret" else [
                         "hannun.exploration = 'seeded': the exploration steps and tie-break "
                         "permutations derive from the public config seed, so p' knows which "

@@ -19,7 +19,9 @@ import numpy as np
 from mpcbandit.bandits.jdp_linucb import JDP_STREAM, jdp_arm
 from mpcbandit.bodies import expect_array, expect_fields, expect_index, expect_real
 from mpcbandit.config import Config, spec
+from mpcbandit.data import dp_data
 from mpcbandit.data.common_task import TaskRewards, prepare_task
+from mpcbandit.data.folder import no_data
 from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
@@ -31,7 +33,6 @@ from mpcbandit.protocols.dp_common import (
     noise_source,
     privacy_phrase,
     regret_series,
-    user_stream,
 )
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
@@ -98,6 +99,13 @@ def peers(s: JdpSection, role: str, index: int) -> list[str]:
             ENV: [f"{LEARNER}.0", f"{PRIVATIZER}.0"]}[role]
 
 
+def sources(cfg: Config, role: str, index: int, folder):
+    """env.0 the server's users (mpcbandit/data/dp_data.py); the others read nothing."""
+    if role != ENV:
+        return no_data(folder, f"{role}.{index}")
+    return dp_data.users(cfg, JDP_STREAM, folder, f"{ENV}.0", "jdp.horizon")
+
+
 def run_role(ctx: PartyContext) -> dict:
     """One party's part of the T rounds (steps 1-4 of the module docstring)."""
     s: JdpSection = ctx.section
@@ -136,20 +144,20 @@ def run_role(ctx: PartyContext) -> dict:
                                        "nodes": nodes})
             ctx.progress(t, s.horizon)
         return {"nodes_used": nodes, "depth": priv.tree.depth}
-    env = user_stream(ctx.config.seed, s, JDP_STREAM)
+    env = ctx.source()  # the users: their action sets and rewards
     start, st = ctx.resume() or (0, {"env": None, "arms": [], "rewards": [], "regret": []})
     if st["env"] is not None:
         env.load_state(st["env"])
     arms, rewards, regret = st["arms"], st["rewards"], st["regret"]
     for t in range(start + 1, s.horizon + 1):
-        d_t, means = env.action_set()
+        d_t = env.action_set(t - 1)
         ctx.chan.exchange("offer", send={learner: d_t})  # 1.
         a = expect_index(ctx.chan.recv("choose", learner), s.actions, learner, f"choose#{t}")
-        y = env.reward(means[a])
+        y, loss = env.feedback(t - 1, a)
         ctx.chan.exchange("observe", send={privatizer: {"x": d_t[a], "y": y}})  # 3.
         arms.append(a)
         rewards.append(y)
-        regret.append(float(means.max() - means[a]))
+        regret.append(loss)
         ctx.checkpoint(t, lambda: {"env": env.state(), "arms": arms, "rewards": rewards,
                                    "regret": regret})
         ctx.progress(t, s.horizon)
@@ -178,10 +186,11 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     }
 
 
-def plaintext(cfg: Config) -> dict:
-    """The same three roles with the noise switched off (ridge LinUCB), in-process."""
+def plaintext(cfg: Config, data_dir=None) -> dict:
+    """The same three roles with the noise switched off (ridge LinUCB), in-process (env.0
+    reading its folder of data_dir, if given)."""
     off = noise_off(cfg)
-    return summarize(off, run_protocol_inproc(off)[0])
+    return summarize(off, run_protocol_inproc(off, data_dir=data_dir)[0])
 
 
 def privacy_warnings(s: JdpSection) -> list[str]:
@@ -210,5 +219,7 @@ PROTOCOL = Protocol(name="jdp", paper='Shariff & Sheffet 2018, joint-differentia
                     plaintext=plaintext, summarize=summarize, peers=peers, checkpoints=True,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead,
                     steps=lambda s: ("horizon", 1),
-                    headline=headline,
+                    headline=headline, sources=sources,
+                    split=lambda cfg, out, suffix: dp_data.split(cfg, out, suffix,
+                                                                 {f"{ENV}.0": JDP_STREAM}),
                     prepare=lambda cfg, role: role == ENV and prepare_task(cfg))

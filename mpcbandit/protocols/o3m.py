@@ -11,9 +11,10 @@ Parties (one process each):
          recommendation with the reward and keeps the regret. It talks to the AP only.
 Participant p in 0..M-1 owns columns block p of the context: p = 0 is ap.0, p >= 1 is pp.p.
 
-Where the features come from: each participant reads its own block from a deterministic
-per-participant stream derived from the config seed (`participant_stream`), i.e. it
-"observes" its own features; the environment regenerates the full contexts to score arms.
+Where the features come from: each participant asks its source (ctx.source(),
+mpcbandit/data/o3m_data.py) for its own block: its own folder's table, or a deterministic
+per-participant stream derived from the config seed (`participant_stream`); env.0's source
+gives the users' feedback (its folder's table, or the regenerated full contexts).
 
 Per round the AP does two rounds of messages: receive the PPs' masked contexts (which the PPs
 stream ahead of the AP, the channel buffers them) and one request/answer with env. Every
@@ -31,20 +32,12 @@ import numpy as np
 from mpcbandit.bandits.linear import LinearBandit
 from mpcbandit.bodies import expect_array, expect_index, expect_real
 from mpcbandit.config import Config, spec
-from mpcbandit.crypto.orthogonal_mask import (
-    block_offsets,
-    column_blocks,
-    haar_orthogonal,
-)
-from mpcbandit.data import criteo
-from mpcbandit.data.common_task import COMMON, TaskRewards, prepare_task, section_task
-from mpcbandit.data.linear_task import USERS, LinearTask
-from mpcbandit.data.mnist_task import MnistTask
-from mpcbandit.data.vertical_synthetic import (
-    NOISE_READINGS,
-    SyntheticEnvironment,
-    SyntheticParticipant,
-)
+from mpcbandit.crypto.orthogonal_mask import column_blocks, haar_orthogonal
+from mpcbandit.data import criteo, o3m_data
+from mpcbandit.data.common_task import COMMON, TaskRewards, prepare_task
+from mpcbandit.data.folder import no_data
+from mpcbandit.data.o3m_data import environment, participant_stream  # noqa: F401 (used by experiments)
+from mpcbandit.data.vertical_synthetic import NOISE_READINGS
 from mpcbandit.errors import ConfigError
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, seeded_rng
@@ -130,95 +123,6 @@ def peers(s: O3mSection, role: str, index: int) -> list[str]:
     return [f"{AP}.0"]
 
 
-# ---------------------------------------------------------------- data streams
-
-
-class _CriteoParticipant:
-    """Participant p's columns of the Criteo contexts (the log read chunk by chunk)."""
-
-    def __init__(self, catalog: criteo.CriteoCatalog, cols: tuple[int, int]):
-        self.replay, self.cols = criteo.CriteoReplay(catalog), cols
-
-    def features(self, t: int) -> np.ndarray:
-        a, b = self.cols
-        return self.replay.contexts(t)[:, a:b]
-
-
-class _CriteoEnvironment:
-    """Replay of the Criteo log: a click counts only when the arm is the logged item."""
-
-    def __init__(self, catalog: criteo.CriteoCatalog):
-        self.replay = criteo.CriteoReplay(catalog)
-        self.horizon, self.click_rate = catalog.kept, catalog.click_rate
-
-    def contexts(self, t: int) -> np.ndarray:
-        return self.replay.contexts(t)
-
-    def feedback(self, t: int, arm: int) -> tuple[float | None, None]:
-        logged, click = self.replay.logged(t)
-        if arm != logged:
-            return None, None
-        return float(click), None
-
-
-def _criteo_log(cfg: Config) -> criteo.CriteoCatalog:
-    s: O3mSection = cfg.section
-    try:
-        catalog = criteo.scan_criteo(s.data_path or None, arms=s.arms)
-    except (FileNotFoundError, ValueError) as e:
-        raise ConfigError(f"{cfg.protocol}.data_path", str(e)) from None
-    if s.iterations > catalog.kept:
-        raise ConfigError(f"{cfg.protocol}.iterations", f"{s.iterations} rounds, the Criteo log "
-                          f"has {catalog.kept} rows showing one of the {s.arms} arms")
-    return catalog
-
-
-class _TaskParticipant:
-    """Participant p's columns of a common task's features (stream "users")."""
-
-    def __init__(self, task: LinearTask | MnistTask, cols: tuple[int, int]):
-        self.task, self.cols = task, cols
-
-    def features(self, t: int) -> np.ndarray:
-        a, b = self.cols
-        return self.task.step(USERS, t)[0][:, a:b]
-
-
-class _TaskEnvironment:
-    """A common task's users: its rewards, pseudo-regret against the best mean."""
-
-    def __init__(self, task: LinearTask | MnistTask):
-        self.task, self.horizon = task, None
-
-    def contexts(self, t: int) -> np.ndarray:
-        return self.task.step(USERS, t)[0]
-
-    def feedback(self, t: int, arm: int) -> tuple[float, float]:
-        _, means, draw = self.task.step(USERS, t)
-        return float(self.task.reward_of(means[arm], draw)), float(means.max() - means[arm])
-
-
-def participant_stream(cfg: Config, p: int):
-    """Participant p's own features: an object with features(t) -> (K, d_p)."""
-    s: O3mSection = cfg.section
-    if s.data in COMMON:
-        task = section_task(cfg.seed, s, s.dims, s.arms)
-        return _TaskParticipant(task, block_offsets(s.partition)[p])
-    if s.data == "criteo":
-        return _CriteoParticipant(_criteo_log(cfg), block_offsets(s.partition)[p])
-    return SyntheticParticipant(cfg.seed, s.partition, s.arms, p)
-
-
-def environment(cfg: Config):
-    """The simulated user stream: contexts(t) -> (K, d), feedback(t, a) -> (reward, regret)."""
-    s: O3mSection = cfg.section
-    if s.data in COMMON:
-        return _TaskEnvironment(section_task(cfg.seed, s, s.dims, s.arms))
-    if s.data == "criteo":
-        return _CriteoEnvironment(_criteo_log(cfg))
-    return SyntheticEnvironment(cfg.seed, s.partition, s.arms, s.noise)
-
-
 # ---------------------------------------------------------------- roles
 
 
@@ -252,7 +156,7 @@ def _passive_participant(ctx: PartyContext) -> dict:
     s: O3mSection = ctx.section
     start, st = ctx.resume() or (0, None)
     q_j = st["q"] if st else _receive_mask(ctx, ctx.index)
-    own = participant_stream(ctx.config, ctx.index)
+    own = ctx.source()
     for t in range(start, s.iterations):
         if t % WINDOW_ROUNDS == 0 and t - WINDOW_ROUNDS - 1 >= start:
             ctx.chan.recv(WINDOW, f"{AP}.0")  # the AP has read every round before t - WINDOW
@@ -269,7 +173,7 @@ def _active_participant(ctx: PartyContext) -> dict:
     env = f"{ENV}.0"
     start, st = ctx.resume() or (0, None)
     q_1 = st["q"] if st else _receive_mask(ctx, 0)
-    own = participant_stream(ctx.config, 0)
+    own = ctx.source()
     bandit = LinearBandit(s.dims, s.lam)                          # step 1: Lambda = lambda I, u = 0
     sampler = ctx.rng(TS_PURPOSE)
     arms, theta_norms = [], []
@@ -301,7 +205,7 @@ def _active_participant(ctx: PartyContext) -> dict:
 def _environment(ctx: PartyContext) -> dict:
     s: O3mSection = ctx.section
     ap = f"{AP}.0"
-    env = environment(ctx.config)
+    env = ctx.source()
     start, st = ctx.resume() or (0, {"rewards": [], "regret": []})
     rewards, regret = list(st["rewards"]), list(st["regret"])  # the stream is a function of t
     for t in range(start, s.iterations):
@@ -315,6 +219,15 @@ def _environment(ctx: PartyContext) -> dict:
     return {"rewards": rewards, "regret": regret}
 
 
+def sources(cfg: Config, role: str, index: int, folder):
+    """What each role reads (mpcbandit/data/o3m_data.py): a participant its columns, env.0 the
+    users' feedback; the mask generator nothing."""
+    name = f"{role}.{index}"
+    if role in (AP, PP):
+        return o3m_data.features(cfg, index if role == PP else 0, folder, name)
+    return o3m_data.feedback(cfg, folder, name) if role == ENV else no_data(folder, name)
+
+
 def run_role(ctx: PartyContext) -> dict:
     return {PMG: _mask_generator, AP: _active_participant, PP: _passive_participant,
             ENV: _environment}[ctx.role](ctx)
@@ -323,15 +236,18 @@ def run_role(ctx: PartyContext) -> dict:
 # ---------------------------------------------------------------- reference and summary
 
 
-def plaintext_run(cfg: Config, features: int | Sequence[int] | None = None) -> dict:
+def plaintext_run(cfg: Config, features: int | Sequence[int] | None = None,
+                  data_dir=None) -> dict:
     """Centralised LinUCB/LinTS on unmasked columns: the first `features` of them if an int,
-    those listed if a sequence (a random partition), all d if None."""
+    those listed if a sequence (a random partition), all d if None; on every party's folder
+    of data_dir if given (one process reads all the data: the non-private reference)."""
     s: O3mSection = cfg.section
     if features is None or isinstance(features, int):
         cols = np.arange(s.dims if features is None else features)
     else:
         cols = np.asarray(features, dtype=np.int64)
-    env = environment(cfg)
+    env = environment(cfg) if data_dir is None else o3m_data.folder_environment(
+        cfg, data_dir, [participant_name(p) for p in range(s.participants)], f"{ENV}.0")
     bandit = LinearBandit(len(cols), s.lam)
     sampler = seeded_rng(cfg.seed, TS_PURPOSE)
     arms, theta_norms, rewards, regret = [], [], [], []
@@ -348,11 +264,12 @@ def plaintext_run(cfg: Config, features: int | Sequence[int] | None = None) -> d
     return _fields(s, arms, theta_norms, rewards, regret)
 
 
-def plaintext(cfg: Config) -> dict:
+def plaintext(cfg: Config, data_dir=None) -> dict:
     s: O3mSection = cfg.section
     if s.baseline == "partial":
-        return plaintext_run(cfg, s.partial_features or s.partition[0]) | {"baseline": "partial"}
-    return plaintext_run(cfg) | {"baseline": "central"}
+        return (plaintext_run(cfg, s.partial_features or s.partition[0], data_dir)
+                | {"baseline": "partial"})
+    return plaintext_run(cfg, None, data_dir) | {"baseline": "central"}
 
 
 def _fields(s: O3mSection, arms, theta_norms, rewards, regret) -> dict:
@@ -360,7 +277,7 @@ def _fields(s: O3mSection, arms, theta_norms, rewards, regret) -> dict:
     series = {"arms": arms, "rewards": rewards, "theta_norm": theta_norms}
     out = {"steps": s.iterations, "series": series, "cumulative_reward": float(sum(got)),
            "algorithm": s.algorithm, "data": s.data}
-    if s.data == "criteo":
+    if s.data == "criteo" or None in regret:  # a replayed log (built in, or env.0's log.*)
         out |= {"matched": len(got), "ctr": float(np.mean(got)) if got else None}
     else:
         series["regret"] = regret
@@ -388,7 +305,7 @@ def sends_ahead(s: O3mSection) -> int:
 def headline(s: dict) -> list[str]:
     """Regret on synthetic data, CTR on a real log."""
     what = f"{s['algorithm']}" + (f", {s['baseline']} features" if "baseline" in s else "")
-    if s["data"] == "criteo":
+    if "ctr" in s:
         ctr = "no matched step" if s["ctr"] is None else f"CTR {s['ctr']:.4f}"
         return [f"{ctr} over {s['matched']} steps the log has a reward for ({what})"]
     return [f"cumulative regret {s['cumulative_regret']:.3f} ({what})"]
@@ -400,4 +317,7 @@ PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask ver
                     sends_ahead=sends_ahead, checkpoints=True,
                     steps=lambda s: ("iterations", 1),
                     headline=headline,
-                    prepare=lambda cfg, role: role != PMG and prepare_task(cfg))
+                    prepare=lambda cfg, role: role != PMG and prepare_task(cfg),
+                    sources=sources, split=lambda cfg, out, suffix: o3m_data.split(
+                        cfg, out, suffix, [participant_name(p) for p in range(
+                            cfg.section.participants)], f"{ENV}.0", [f"{PMG}.0"]))

@@ -26,13 +26,16 @@ import time
 from dataclasses import dataclass
 
 from mpcbandit.bandits.mab import (ALGORITHMS, Algorithm, ArmState, make_algorithm, play_standard,
-                                   pull, uniform_position)
+                                   uniform_position)
 from mpcbandit.bodies import expect_bytes, expect_finite
 from mpcbandit.config import Config, spec
 from mpcbandit.crypto import paillier
 from mpcbandit.crypto.aead import Aead, AuthenticationError, sealed_size
 from mpcbandit.crypto.keyexchange import KeyPair, unwrap_key, wrap_key
 from mpcbandit.crypto.streams import KeyedStream
+from mpcbandit.data import samba_data
+from mpcbandit.data.folder import no_data
+from mpcbandit.data.samba_data import arm_means
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
 from mpcbandit.protocols import samba_streams as streams
@@ -85,20 +88,6 @@ class SambaSection:
     @property
     def params(self) -> dict:
         return {"epsilon": self.epsilon, "tau": self.tau, "beta": self.beta}
-
-
-def arm_means(s: SambaSection, seed: int, key: str = "samba.data") -> list[float]:
-    """The K Bernoulli means, largest first: synthetic, or the top K of an arm file."""
-    from mpcbandit.data import resolve_data_path
-    from mpcbandit.data.samba import read_arm_file, synthetic_means, top_means
-
-    if s.data == "synthetic":
-        return synthetic_means(seed, s.arms).tolist()
-    path = resolve_data_path(s.data, key)
-    try:
-        return top_means(read_arm_file(path), s.arms).tolist()
-    except ValueError as e:
-        raise ConfigError(key, str(e)) from None
 
 
 def roles(s: SambaSection) -> list[tuple[str, int]]:
@@ -291,7 +280,7 @@ def _comp(ctx: PartyContext, view: list | None) -> dict:
 
 def _data_owner(ctx: PartyContext) -> dict:
     chan, i = ctx.chan, ctx.index
-    mean = arm_means(ctx.section, ctx.config.seed)[i]
+    own = ctx.source()  # my arm: reward(t, n) of its n-th pull, at step t
     setup = _recv_setup(ctx, "setup", CONTROLLER0)                                   # (1)
     (budget, alg), k = _algorithm_from(setup, CONTROLLER0), ctx.section.arms
     pk = paillier.public_key(setup["paillier_n"])
@@ -303,18 +292,16 @@ def _data_owner(ctx: PartyContext) -> dict:
         raise ProtocolError(CONTROLLER0, "key#1", f"bad AES key transport: {e}") from None
     resumed = ctx.resume()
     if resumed is None:
-        start, seeds = k, {"pull": streams.protocol_seed(ctx.config, f"pull/{i}"),
-                           "thompson": streams.protocol_seed(ctx.config, f"thompson/{i}")}
-        pulls = streams.pull_stream(seeds["pull"])
+        start, seeds = k, {"thompson": streams.protocol_seed(ctx.config, f"thompson/{i}")}
         arm = ArmState(rng=streams.thompson_rng(seeds["thompson"]))
-        r = pull(mean, pulls.row(i + 1))  # t = i + 1: every arm is pulled once first
+        r = own.reward(i + 1, 1)  # t = i + 1: every arm is pulled once first
         arm.s, arm.n = r, 1
         alg.init_arm(arm, k)
         pulled, rewards = [i + 1], [r]
     else:
         start, st = resumed
         seeds, pulled, rewards = st["seeds"], st["pulled"], st["rewards"]
-        pulls = streams.pull_stream(seeds["pull"])
+        own.load_state(st["source"])
         arm = ArmState(**st["arm"], rng=streams.thompson_rng(seeds["thompson"]))
         arm.rng.bit_generator.state = st["rng"]
     alphas = [KeyedStream(setup["seed_alpha"], f"alpha/{l}") for l in range(1, alg.iterations + 1)]
@@ -340,12 +327,13 @@ def _data_owner(ctx: PartyContext) -> dict:
             if l < alg.iterations:
                 alg.update(l, t, arm, bit[0])
             elif bit[0]:
-                r = pull(mean, pulls.row(t))
+                r = own.reward(t, arm.n + 1)
                 arm.s += r
                 arm.n += 1
                 pulled.append(t)
                 rewards.append(r)
-        ctx.checkpoint(t, lambda: {"seeds": seeds, "pulled": pulled, "rewards": rewards,
+        ctx.checkpoint(t, lambda: {"seeds": seeds, "source": own.state(), "pulled": pulled,
+                                   "rewards": rewards,
                                    "arm": {f: v for f, v in vars(arm).items() if f != "rng"},
                                    "rng": arm.rng.bit_generator.state})
         if i == 0 and t % _PROGRESS_EVERY == 0:
@@ -357,8 +345,17 @@ def _data_owner(ctx: PartyContext) -> dict:
 # ---------------------------------------------------------------- reference and summary
 
 
-def plaintext(cfg: Config) -> dict:
-    """The standard algorithm (Fig. 3/4) with the same seeds: same arms, same reward (Thm. 2)."""
+def sources(cfg: Config, role: str, index: int, folder):
+    """Data owner i its own arm (mpcbandit/data/samba_data.py); the others read nothing."""
+    if role != DO:
+        return no_data(folder, f"{role}.{index}")
+    return samba_data.owner(cfg, index, folder, f"{DO}.{index}",
+                            streams.protocol_seed(cfg, f"pull/{index}"))
+
+
+def plaintext(cfg: Config, data_dir=None) -> dict:
+    """The standard algorithm (Fig. 3/4) with the same seeds: same arms, same reward (Thm. 2);
+    on every data owner's folder of data_dir if given (one process reads all the data)."""
     s: SambaSection = cfg.section
     alg = make_algorithm(s.algorithm, **s.params)
     k = s.arms
@@ -367,9 +364,8 @@ def plaintext(cfg: Config) -> dict:
         return streams.protocol_seed(cfg, purpose)
 
     arms, rewards = play_standard(
-        alg, arm_means(s, cfg.seed), s.budget,
-        pull_u=[streams.pull_stream(seed(f"pull/{i}")).row for i in range(k)],
-        explore_u=KeyedStream(seed("epsilon"), "epsilon").row,
+        alg, [sources(cfg, DO, i, data_dir and data_dir / f"{DO}.{i}").reward for i in range(k)],
+        s.budget, explore_u=KeyedStream(seed("epsilon"), "epsilon").row,
         sigma=[st.row for st in streams.sigma_streams(seed("sigma"), k, alg.iterations)],
         select_u=[st.row for st in streams.select_streams(seed("select"), alg.iterations)],
         thompson=[streams.thompson_rng(seed(f"thompson/{i}")) for i in range(k)])
@@ -445,5 +441,6 @@ PROTOCOL = Protocol(name="samba", paper='Ciucanu et al. 2022, SAMBA: secure mult
                     section=SambaSection, roles=roles, run_role=run_role,
                     plaintext=plaintext, summarize=summarize, peers=peers,
                     privacy_warnings=privacy_warnings, sends_ahead=sends_ahead, checkpoints=True,
-                    steps=lambda s: ("budget", s.arms),
-                    headline=headline)
+                    steps=lambda s: ("budget", s.arms), headline=headline, sources=sources,
+                    split=lambda cfg, out, suffix: samba_data.split(cfg, out, suffix,
+                                                                    owners(cfg.section.arms)))
