@@ -129,6 +129,11 @@ def main() -> None:
 @_net_opt
 @_set_opt
 @click.option("--plaintext", is_flag=True, help="Run the non-private reference instead.")
+@click.option("--replay", "replay_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, metavar="RUN_DIR",
+              help="With --plaintext: run the reference on the randomness the secure run in "
+                   "RUN_DIR (a run folder, or collect's --out) revealed at its end, so it makes "
+                   "that run's choices (hannun: its secret exploration).")
 @_insecure_opt
 @_log_opt
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="N",
@@ -144,8 +149,8 @@ def main() -> None:
                    "`mpcbandit data split` makes them) instead of the built-in task. With "
                    "--plaintext one process reads every folder: the non-private reference.")
 def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None, net: str | None,
-        sets: tuple[str, ...], plaintext: bool, insecure: bool, log_level: str,
-        checkpoint_every: int | None, resume_dir: Path | None, estimate: bool,
+        sets: tuple[str, ...], plaintext: bool, replay_dir: Path | None, insecure: bool,
+        log_level: str, checkpoint_every: int | None, resume_dir: Path | None, estimate: bool,
         data_dir: Path | None) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
     from mpcbandit.estimate import estimate_duration, worth_estimating
@@ -162,9 +167,17 @@ def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None,
                                        "--checkpoint-every/--data")
             resume_run(resume_dir, echo=click.echo)
             return
+        if replay_dir is not None and not plaintext:
+            raise click.UsageError("--replay RUN_DIR replays a secure run in the plaintext "
+                                   "reference: give --plaintext too")
         cfg = _load(config, sets, seed, net, steps)
         if not plaintext:
             _warn_if_not_private(cfg)
+        replay_of = None
+        if replay_dir is not None:
+            from mpcbandit.replay import read_secure_summary
+
+            replay_of = read_secure_summary(replay_dir, cfg)
         if out_dir is None:
             out_dir = default_run_dir(cfg.protocol)
         expected = None
@@ -176,7 +189,8 @@ def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None,
                 click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
             summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
                                 checkpoint_every=checkpoint_every or 0, insecure=insecure,
-                                log_level=log_level, lock=lock, data_dir=data_dir)
+                                log_level=log_level, lock=lock, data_dir=data_dir,
+                                replay_of=replay_of)
         if expected is not None:
             click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
     except MpcBanditError as e:

@@ -3,7 +3,7 @@
 import re
 
 __all__ = ["MpcBanditError", "ConfigError", "DataError", "ProtocolError", "PeerTimeout", "PeerGone",
-           "PartyFailed", "PeerAborted", "Stopped",
+           "PartyFailed", "PeerAborted", "ReplayError", "Stopped",
            "printable"]
 
 
@@ -68,6 +68,10 @@ class PeerGone(PeerTimeout):
         super().__init__(peer, tag, down_s)
         self.args = (f"peer '{peer}' is gone: its connection has been down for {down_s:.1f} s "
                      f"while waiting for tag '{tag}' (it died or its host is unreachable)",)
+
+
+class ReplayError(MpcBanditError):
+    """`run --plaintext --replay DIR` cannot replay DIR's run; names the folder and why."""
 
 
 class PartyFailed(MpcBanditError):

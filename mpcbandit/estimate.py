@@ -3,9 +3,9 @@
 Two short probes of the same config on the same emulated network (a few steps and a few more)
 give, by their difference, the seconds, rounds and bytes of one step and, by their intercept,
 those of start-up and set-up; the estimate extends that line to the run's steps. Probes are
-real runs: the same processes, keys, transport and delays as the run they measure. (The
-summary's analytic estimate, rounds x round-trip + bytes / bandwidth, overestimates protocols
-whose parties exchange in both directions at once: Hannun's default run on wan by ~1.7x.)
+real runs: the same processes, keys, transport and delays as the run they measure. (A finished
+run's summary gives the analytic estimate instead, from its own counters: its time without
+delays + hops x one-way delay + bytes / bandwidth, docs/summary.md "Time on a network".)
 """
 
 from __future__ import annotations

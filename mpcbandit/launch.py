@@ -96,14 +96,16 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def run_plaintext(cfg: Config, out_dir: Path, echo=print, data_dir: Path | None = None) -> dict:
-    """The protocol's non-private reference (on every party's folder of data_dir, if given),
-    written as a summary of the same shape."""
+def run_plaintext(cfg: Config, out_dir: Path, echo=print, data_dir: Path | None = None,
+                  replay_of: dict | None = None) -> dict:
+    """The protocol's non-private reference (on every party's folder of data_dir, if given;
+    with replay_of, a secure run's summary, on what that run revealed at its end), written as
+    a summary of the same shape."""
     t0 = time.perf_counter()
-    fields = get_protocol(cfg.protocol).reference(cfg, data_dir)
+    fields = get_protocol(cfg.protocol).reference(cfg, data_dir, replay_of)
     wall = time.perf_counter() - t0
     party = {"role": "plaintext", "index": 0, "pid": os.getpid(), "host": socket.gethostname(),
-             "rounds": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
+             "rounds": 0, "hops": 0, "messages": 0, "bytes_sent": 0, "bytes_received": 0,
              "compute_s": wall, "wait_s": 0.0, "by_op": {}, "protocol_wall_s": wall,
              "close_s": 0.0, "control_messages": 0}
     summary = build_summary(cfg, fields, [party], wall, plaintext=True)
@@ -326,13 +328,15 @@ def resume_run(out_dir: Path, echo=print) -> dict:
 def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print,
               checkpoint_every: int = 0, resume_from: int | None = None, insecure: bool = False,
               log_level: str = "INFO", lock: RunLock | None = None,
-              run_id: str | None = None, data_dir: Path | None = None) -> dict:
+              run_id: str | None = None, data_dir: Path | None = None,
+              replay_of: dict | None = None) -> dict:
     """Run every party of the (loaded, validated) config as a local process; return the summary.
 
     `lock`: the caller's lock on out_dir, held since before its own work (else taken here). A
     new run gets a fresh run_id (kept in run.json); a resumed one passes its own, so each
     party's checkpoints load only into the run instance that wrote them. data_dir: each party
-    reads its own folder data_dir/<role>.<index>/ instead of the built-in task."""
+    reads its own folder data_dir/<role>.<index>/ instead of the built-in task. replay_of:
+    see run_plaintext."""
     if not plaintext:
         check_security_mode(cfg, insecure)
     if checkpoint_every or resume_from is not None:
@@ -342,7 +346,7 @@ def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print
     with nullcontext() if lock is not None else RunLock(out_dir):
         data_dir = data_dir and get_protocol(cfg.protocol).data_folders(data_dir)
         if plaintext:
-            return run_plaintext(cfg, out_dir, echo, data_dir)
+            return run_plaintext(cfg, out_dir, echo, data_dir, replay_of)
         if resume_from is None:
             run_id = secrets.token_hex(16)
             write_json(out_dir / "run.json", {"config": str(Path(cfg.source).resolve()),

@@ -9,25 +9,34 @@ from typing import Any
 from mpcbandit import __version__
 from mpcbandit.config import Config
 from mpcbandit.files import write_json
-from mpcbandit.net.netspec import NET_PRESETS
+from mpcbandit.net.netspec import NET_PRESETS, NetSpec
 from mpcbandit.protocols import get_protocol, privacy_record
 from mpcbandit.provenance import software_versions
 
-__all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", "format_summary",
-           "write_summary", "write_csv"]
+__all__ = ["PARTY_KEYS", "SCHEMA_VERSION", "build_summary", "estimate_seconds", "local_seconds",
+           "format_summary", "write_summary", "write_csv"]
 
-PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "messages", "bytes_sent",
+PARTY_KEYS = ("role", "index", "pid", "host", "rounds", "hops", "messages", "bytes_sent",
               "bytes_received", "compute_s", "wait_s", "by_op", "close_s", "control_messages")
 
 
-def estimate_seconds(compute_s: float, rounds: int, nbytes: int, net: str) -> float:
-    """Analytic time on a named network: compute + rounds x RTT + bytes / bandwidth."""
+def estimate_seconds(local_s: float, hops: float, nbytes: float, net: str) -> float:
+    """Time on a named network (docs/summary.md, "Time on a network"): the time on this host
+    without delays + hops x one-way delay + the busiest party's bytes / bandwidth."""
     one_way, bw = NET_PRESETS[net]
-    return compute_s + rounds * 2 * one_way + (nbytes / bw if bw else 0.0)
+    return local_s + hops * one_way + (nbytes / bw if bw else 0.0)
+
+
+def local_seconds(protocol_wall_s: float, compute_s: float, hops: int, nbytes: int,
+                  net: NetSpec) -> float:
+    """A run's protocol time on this host without the delays its own emulated network added
+    (never below its busiest party's compute time)."""
+    added = hops * net.one_way_s + (nbytes / net.bytes_per_s if net.bytes_per_s else 0.0)
+    return max(compute_s, protocol_wall_s - added)
 
 
 #: the summary's shape; raise it when a key changes meaning or type (docs/summary.md)
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float, *,
@@ -37,13 +46,20 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
     `fields` is what the protocol's summarize (or plaintext) returned: `steps`, and where it has
     them `series` (per-step lists), `agents` (per-agent records), `cumulative_reward`,
     `cumulative_regret`, `privacy` (its parameters), and keys of its own (docs/summary.md).
+    Per-step figures divide the counters by the steps they cover: after a --resume, the
+    resumed part's; the whole run's estimate scales them to every step.
     """
     fields = dict(fields)
     steps = int(fields.pop("steps", 1)) or 1
+    counted = max(steps - (resumed_from or 0), 1)
     rounds_total = max((p["rounds"] for p in parties), default=0)
+    hops_total = max((p.get("hops", 0) for p in parties), default=0)
     max_bytes = max((p["bytes_sent"] + p["bytes_received"] for p in parties), default=0)
-    compute = max((p["compute_s"] for p in parties), default=0.0)
+    protocol_wall = max((p.get("protocol_wall_s", 0.0) for p in parties), default=wall_s)
     net = cfg.net
+    local = local_seconds(protocol_wall, max((p["compute_s"] for p in parties), default=0.0),
+                          hops_total, max_bytes, net)
+    whole = steps / counted  # a resumed run's counters cover its resumed part only
     reward, regret = fields.pop("cumulative_reward", None), fields.pop("cumulative_regret", None)
     summary: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -55,16 +71,20 @@ def build_summary(cfg: Config, fields: dict, parties: list[dict], wall_s: float,
         "config": cfg.raw,
         "config_resolved": cfg.resolved(),
         "wall_s": wall_s,
-        "protocol_wall_s": max((p.get("protocol_wall_s", 0.0) for p in parties), default=wall_s),
+        "protocol_wall_s": protocol_wall,
         "steps": steps,
+        "counted_steps": counted,
         "cumulative_reward": None if reward is None else float(reward),
         "cumulative_regret": None if regret is None else float(regret),
         "rounds_total": rounds_total,
-        "rounds_per_step": rounds_total / steps,
-        "bytes_per_step": max_bytes / steps,
+        "rounds_per_step": rounds_total / counted,
+        "hops_total": hops_total,
+        "hops_per_step": hops_total / counted,
+        "bytes_per_step": max_bytes / counted,
         "net": {"name": net.name, "one_way_ms": net.one_way_s * 1e3,
                 "mbit_s": net.bytes_per_s * 8 / 1e6 if net.bytes_per_s else None},
-        "estimate_s": {n: estimate_seconds(compute, rounds_total, max_bytes, n)
+        "local_s": local,
+        "estimate_s": {n: estimate_seconds(local * whole, hops_total * whole, max_bytes * whole, n)
                        for n in ("lan", "wan")},
         "parties": [{k: p[k] for k in PARTY_KEYS if k in p} | {"protocol_wall_s": p.get("protocol_wall_s")}
                     for p in parties],
@@ -101,11 +121,17 @@ def format_summary(s: dict) -> str:
     elif s.get("cumulative_reward") is not None:
         lines.append(f"cumulative reward: {s['cumulative_reward']:g}")
     if not s["plaintext"]:
-        lines.append(f"rounds: {s['rounds_total']} ({s['rounds_per_step']:.1f} per step), "
-                     f"busiest party {_kb(s['bytes_per_step'])} per step, "
-                     f"net {s['net']['name']}")
+        counted = ("" if s["counted_steps"] == s["steps"] else
+                   f" (over the {s['counted_steps']} steps this run counted, resumed from step "
+                   f"{s['resumed_from']})")
+        lines.append(f"per step{counted}: {s['rounds_per_step']:.1f} communication rounds and "
+                     f"{_kb(s['bytes_per_step'])} at the busiest party; {s['hops_per_step']:.1f} "
+                     "hops (the longest chain of messages each sent on receipt of the one "
+                     f"before: one one-way delay each); net {s['net']['name']}")
         est = s["estimate_s"]
-        lines.append(f"analytic estimate: lan {est['lan']:.3f} s, wan {est['wan']:.3f} s")
+        lines.append(f"protocol time on a network by the model: lan {est['lan']:.3f} s, wan "
+                     f"{est['wan']:.3f} s (this host's {s['local_s']:.3f} s without delays + hops "
+                     "x one-way delay + bytes / bandwidth; docs/summary.md)")
     return "\n".join(lines)
 
 

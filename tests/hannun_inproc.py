@@ -46,7 +46,7 @@ SECRET_AGREEMENT = 0.97
 def assert_matches_replay(summary: dict, least: float = SECRET_AGREEMENT) -> None:
     """The run's arms agree with the replay of its dealer's key, and its reward differs from
     the replay's by at most one per differing step (rewards lie in [0, 1])."""
-    agreement = summary["agreement_with_plaintext"]
+    agreement = summary["agreement_with_replay"]
     assert agreement >= least, agreement
     differing = round((1 - agreement) * summary["steps"])
-    assert abs(summary["cumulative_reward"] - summary["plaintext_cumulative_reward"]) <= differing
+    assert abs(summary["cumulative_reward"] - summary["replay_cumulative_reward"]) <= differing

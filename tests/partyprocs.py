@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mpcbandit.progress_file import read_progress
 
 
@@ -105,3 +107,11 @@ def kill_and_resume(cli, config: str, args: list, out: Path, victim: str, *, eve
     assert not (out / "summary.json").exists()
     cli("run", "--resume", out)
     return json.loads((out / "summary.json").read_text())
+
+
+def assert_same_cost_per_step(resumed: dict, whole: dict, rel: float = 0.02) -> None:
+    """A resumed run's per-step figures (its resumed part's counters over that part's steps)
+    equal an uninterrupted run's, but for set-up spread over fewer steps."""
+    for key in ("rounds_per_step", "bytes_per_step", "hops_per_step"):
+        assert resumed[key] == pytest.approx(whole[key], rel=rel), key
+    assert resumed["counted_steps"] == resumed["steps"] - resumed["resumed_from"]

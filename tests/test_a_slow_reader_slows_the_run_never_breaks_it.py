@@ -24,7 +24,9 @@ def _progress(out, name):
 @pytest.mark.slow
 def test_input_holders_done_first_wait_for_a_frozen_reader_and_the_run_completes(tmp_path):
     launcher = start_run("configs/demo-sum.toml", "--set", f"demo.iterations={ITERATIONS}",
-                         "--set", "demo.length=2000", "--net", "one_way_ms=3", "--no-estimate",
+                         # 40 Mbit/s: 3.2 ms a 16 KB message, so the readers lag the writers
+                         "--set", "demo.length=2000", "--net", "one_way_ms=3,mbit_s=40",
+                         "--no-estimate",
                          out=tmp_path)
     try:
         end = time.monotonic() + 60

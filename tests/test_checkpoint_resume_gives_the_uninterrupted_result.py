@@ -7,9 +7,11 @@ import signal
 from partyprocs import kill_party, party_pids, start_run, wait_for_progress
 
 ITERATIONS = 1500
-# An emulated 2 ms one-way delay makes an iteration take >= 4 ms, so the run is still going
-# (>= 4 s left) when the test has seen 300 iterations and kills a party.
-SLOW_NET = "one_way_ms=2,mbit_s=10000"
+# An emulated 0.2 Mbit/s link passes one of the demo's ~115-byte messages in >= 4.6 ms, so an
+# iteration takes >= 4.6 ms and the run is still going (>= 5 s left) when the test has seen 300
+# iterations and kills a party. (A one-way delay would not: the input holders send ahead, and
+# their messages wait out their delays together.)
+SLOW_NET = "one_way_ms=2,mbit_s=0.2"
 
 
 def test_killed_run_resumes_to_the_same_final_result(cli, tmp_path):

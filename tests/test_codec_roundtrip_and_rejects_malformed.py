@@ -27,9 +27,9 @@ def roundtrip(body):
     return decode([bytes(f) for f in frames], "a.0", "mul#0", CAP)
 
 
-def head(body, v=VERSION, session="s", seq=0) -> bytes:
+def head(body, v=VERSION, session="s", seq=0, hops=0, sent=None) -> bytes:
     """An envelope frame written by hand, as a peer could write it."""
-    return msgpack.packb([v, session, seq, "a.0", "t#0", body])
+    return msgpack.packb([v, session, seq, hops, sent, "a.0", "t#0", body])
 
 
 def array(dtype: str, shape, data: bytes = b"", frame: int | None = None) -> msgpack.ExtType:
@@ -173,6 +173,16 @@ def test_envelope_shape_is_checked():
 def test_sequence_numbers_outside_63_bits_are_rejected():
     for seq in (msgpack.ExtType(3, (2**80).to_bytes(11, "little", signed=True)), -1, 2**63):
         rejected([head(0, seq=seq)], "seq")
+
+
+def test_hop_counts_and_send_times_travel_and_are_checked():
+    env = decode(encode(Envelope("s", 0, "a.0", "t#0", 1, hops=41, sent=12.5)), "a.0", "t#0", CAP)
+    assert (env.hops, env.sent) == (41, 12.5)
+    assert decode(encode(Envelope("s", 0, "a.0", "t#0", 1)), "a.0", "t#0", CAP).sent is None
+    for hops in (-1, 2**63, 1.5, "3", None):
+        rejected([head(0, hops=hops)], "hops")
+    for sent in (float("nan"), float("inf"), 3, "now"):
+        rejected([head(0, sent=sent)], "sent")
 
 
 def test_bool_arrays_must_hold_only_zero_and_one():

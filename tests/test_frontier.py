@@ -131,7 +131,7 @@ def test_references_equal_the_plaintext_runs_and_the_lossless_rows(tiny, tmp_pat
     assert rows[("o3m-linucb", "")]["regret"] == rows[("linucb", "")]["regret"]
     # Hannun is exact: its secure run pulled the float64 replay's arms at every step
     hannun = json.loads((out / "runs" / "hannun-seed3" / "summary.json").read_text())
-    assert hannun["agreement_with_plaintext"] == 1.0
+    assert hannun["agreement_with_replay"] == 1.0
 
 
 def test_samba_is_charged_the_contextual_oracle(tiny):
@@ -257,7 +257,7 @@ def test_the_mnist_frontier_runs_each_shape_and_o3m_stays_lossless(tmp_path):
         assert 0 <= float(r["regret"]) <= 30 and float(r["seconds_per_step"]) > 0, name
     assert rows["o3m-linucb"]["regret"] == rows["linucb"]["regret"]
     hannun = json.loads((tmp_path / "out" / "runs" / "hannun-seed3" / "summary.json").read_text())
-    assert hannun["agreement_with_plaintext"] == 1.0
+    assert hannun["agreement_with_replay"] == 1.0
     assert "MNIST as a bandit, D = 6" in (tmp_path / "out" / "frontier.md").read_text()
 
 

@@ -33,7 +33,11 @@ def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, vi
     assert resumed["series"] == whole["series"]
     for key in ("cumulative_reward", "cumulative_regret"):
         assert resumed[key] == whole[key], key
-    assert resumed["agreement_with_plaintext"] == whole["agreement_with_plaintext"] == 1.0
+    assert resumed["agreement_with_replay"] == whole["agreement_with_replay"] == 1.0
+    # per-step figures divide the resumed part's counters by its steps
+    partyprocs.assert_same_cost_per_step(resumed, whole)
+    assert resumed["critical_rounds_per_step"] == pytest.approx(whole["critical_rounds_per_step"],
+                                                                rel=1e-3)
 
 
 def test_killed_secret_run_resumes_on_the_dealers_first_key(cli, tmp_path):

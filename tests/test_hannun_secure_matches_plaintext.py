@@ -20,8 +20,8 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
                    capture_output=True, timeout=300)
     s = json.loads((out / "summary.json").read_text())
     assert len(s["series"]["arms"]) == 60 and len(s["parties"]) == 6
-    assert s["agreement_with_plaintext"] >= 0.999
-    assert s["cumulative_reward"] == s["plaintext_cumulative_reward"]
+    assert s["agreement_with_replay"] >= 0.999
+    assert s["cumulative_reward"] == s["replay_cumulative_reward"]
     # the schedule (linear start, exact truncation): 1 prefix + [1 score (u's truncation in
     # its round) + argmax 7 + 4 + open 1 + o_t, r_t 1] + 1 update (o_a r_t x_t with it), plus
     # the first context

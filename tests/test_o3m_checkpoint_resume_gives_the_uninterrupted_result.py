@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from partyprocs import kill_and_resume
+from partyprocs import assert_same_cost_per_step, kill_and_resume
 
 EVERY = 25
 ROUNDS = 400  # > 2 x WINDOW_ROUNDS, so go-aheads are due on both sides of the resume point
@@ -36,3 +36,4 @@ def test_killed_o3m_run_resumes_to_the_uninterrupted_result(cli, tmp_path, algor
     # the resumed run goes on under the first run's mask, the other under a fresh one:
     # norms agree up to rounding
     assert resumed["series"]["theta_norm"] == pytest.approx(whole["series"]["theta_norm"], rel=1e-9)
+    assert_same_cost_per_step(resumed, whole)

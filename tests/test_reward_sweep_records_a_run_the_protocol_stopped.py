@@ -27,8 +27,8 @@ def test_sweep_keeps_going_past_a_stopped_run_and_records_it(tmp_path, monkeypat
     def fake_run(out, **section):
         if section["precision_bits"] == 25:
             raise _failure("opened selection is not one-hot: [0.0]")
-        return {"average_reward": 0.6, "agreement_with_plaintext": 1.0,
-                "plaintext_cumulative_reward": 6.0, "critical_rounds_per_step": 16}
+        return {"average_reward": 0.6, "agreement_with_replay": 1.0,
+                "replay_cumulative_reward": 6.0, "critical_rounds_per_step": 16}
 
     monkeypatch.setattr(hannun_secure, "secure_run", fake_run)
     hannun_secure._reward_sweep(Output(tmp_path), "precision_bits", [24, 25, 26], "fig", "L",

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from partyprocs import kill_and_resume
+from partyprocs import assert_same_cost_per_step, kill_and_resume
 
 EVERY = 50
 BUDGET = 1500
@@ -35,3 +35,4 @@ def test_killed_samba_run_resumes_to_the_uninterrupted_result(cli, tmp_path, alg
     assert resumed["series"] == whole["series"]
     assert resumed["cumulative_reward"] == whole["cumulative_reward"]
     assert resumed["cumulative_reward"] == sum(resumed["series"]["rewards"])
+    assert_same_cost_per_step(resumed, whole)

@@ -145,11 +145,11 @@ def _reward_sweep(out: Output, key: str, values: list[int], stem: str, xlabel: s
                 rows.append([label, v, None, None, None, None, _load(), outcome])
                 click.echo(f"{label}, {key} = {v}: {outcome}")
                 continue
-            rows.append([label, v, s["average_reward"], s.get("agreement_with_plaintext"),
-                         s["plaintext_cumulative_reward"] / steps, s["critical_rounds_per_step"],
+            rows.append([label, v, s["average_reward"], s.get("agreement_with_replay"),
+                         s["replay_cumulative_reward"] / steps, s["critical_rounds_per_step"],
                          _load(), "completed"])
             click.echo(f"{label}, {key} = {v}: reward {s['average_reward']:.4f}, same arms as "
-                       f"float64 {s.get('agreement_with_plaintext')}")
+                       f"float64 {s.get('agreement_with_replay')}")
         mine = [r for r in rows if r[0] == label and r[2] is not None]
         curves.append(Curve(label, [r[1] for r in mine], [r[2] for r in mine]))
     title = f"{title} ({kind}, T = {steps:,})"
@@ -221,8 +221,8 @@ def bench_row(out: Output, arms: int, parties: int, net: str, iterations: int,
             round(secure["online_bytes_sent_per_step_feature_holder"] / 1e3, 1),
             round(_busiest_holder(secure) / 1e3, 1),
             round(secure["bytes_per_step_by_party"]["dealer.0"] / 1e3, 1),
-            round(secure["wan_estimate_s_per_step"] * 1e3, 1),
-            secure.get("agreement_with_plaintext"), secure["cumulative_reward"],
+            round(secure["estimate_s"]["wan"] / secure["steps"] * 1e3, 1),
+            secure.get("agreement_with_replay"), secure["cumulative_reward"],
             plain["cumulative_reward"], _load()]
 
 
@@ -240,8 +240,8 @@ def bench(out: Output, paper: bool, arms: list[int], parties: list[int], nets: l
     """Hannun et al. (2019) Algorithm 1 with every party its own process (feature holders,
     arm-puller, environment, reward holder, dealer): milliseconds, rounds and bytes per
     iteration beside the float64 reference of the same config in the same run (the paper's
-    "~500x slower than a regular implementation"), and the analytic WAN estimate (compute +
-    rounds x RTT + bytes / bandwidth). Writes bench_hannun.csv/.md; each run's folder is kept.
+    "~500x slower than a regular implementation"), and the WAN estimate per iteration (the
+    time without delays + hops x one-way delay + bytes / bandwidth, docs/summary.md). Writes bench_hannun.csv/.md; each run's folder is kept.
     """
     rows = []
     for a in arms:

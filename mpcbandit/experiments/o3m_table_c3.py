@@ -50,7 +50,7 @@ from mpcbandit.experiments.common import (
     or_dash,
 )
 from mpcbandit.mpc.prg import Prg
-from mpcbandit.net.netspec import NET_PRESETS
+from mpcbandit.results import estimate_seconds
 
 __all__ = ["table_c3", "setting_data", "o3m_statistic", "dp_statistic", "dp_per_participant",
            "he_statistic", "he_check_tiny", "mpc_statistic"]
@@ -315,13 +315,13 @@ def mpc_statistic(x, partition, bandit, trunc: str = "auto"):
     peers["dealer.0"] = list(MPC_PARTIES)
     results, _ = run_inproc(parties, deadline_s=600.0, peers=peers)
     err = float(np.abs(results["part.0"] - ucb_scores(x, bandit.theta, bandit.v_inv, BETA)).max())
-    one_way, bandwidth = NET_PRESETS["lan"]
-    lan = clock["rounds"] * 2 * one_way + clock["bytes"] / bandwidth
+    # the two computing parties exchange in lock-step: each online round is one hop
+    lan = estimate_seconds(0.0, clock["rounds"], clock["bytes"], "lan")
     note = (f"2 computing parties + dealer, {len(holders)} input holders, threads in one "
             f"process, no network: {clock['rounds']} online rounds (+{clock['dealer_rounds']} "
             f"with the dealer), {clock['bytes'] / 1e6:.2f} MB online at compute.0, fixed point "
             f"L = 20, truncation {trunc}, max |error| {err:.1e}; on a LAN add ~{lan:.3f} s "
-            f"(rounds x RTT + bytes / bandwidth)")
+            f"(a one-way delay per round + bytes / bandwidth, docs/summary.md)")
     return clock["s"], err, note
 
 

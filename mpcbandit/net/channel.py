@@ -90,7 +90,10 @@ class Channel:
         self._seq_in: dict[str, int] = defaultdict(lambda: -1)
         self._count_out: dict[tuple[str, str], int] = defaultdict(int)
         self._count_in: dict[tuple[str, str], int] = defaultdict(int)
-        self._buffer: dict[tuple[str, str], tuple[float, Any, int]] = {}
+        self._buffer: dict[tuple[str, str], tuple[float, Any, int, int]] = {}
+        #: the longest chain of messages (each sent after the one before it was received)
+        #: that ends here now: the one-way delays this party has waited in sequence
+        self.hops = 0
         self._buffered: dict[str, int] = defaultdict(int)
         self._buffered_bytes: dict[str, int] = defaultdict(int)
         #: the most unread bytes any one peer had waiting here
@@ -177,8 +180,10 @@ class Channel:
             self._pump(min(deadline - now, _WATCH_S))
 
     def start_clock(self) -> None:
-        """Count compute time from now (set-up before the protocol is not the protocol's)."""
+        """Count compute time and hops from now (set-up before the protocol is not the
+        protocol's)."""
         self._idle_since = time.perf_counter()
+        self.hops = 0
 
     def finish(self) -> float:
         """The closing handshake: say bye to every peer still running and wait until each has
@@ -251,7 +256,9 @@ class Channel:
         tag = f"{label}#{n}"
         seq = self._seq_out[peer]
         self._seq_out[peer] = seq + 1
-        frames = self._encoder.encode(Envelope(self._session_out[peer], seq, self.me, tag, body))
+        frames = self._encoder.encode(Envelope(
+            self._session_out[peer], seq, self.me, tag, body, hops=self.hops,
+            sent=time.perf_counter() if self._emulated else None))
         if peer in self._finished:  # it reads nothing more: what it needed, it had
             log.debug("not sending %s to %s: it has finished", tag, peer)
         elif not self.link.try_send(peer, frames):
@@ -341,7 +348,8 @@ class Channel:
         return err
 
     def _take(self, label: str, key: tuple[str, str]) -> tuple[Any, int]:
-        deliver_at, body, nbytes = self._buffer.pop(key)
+        deliver_at, body, nbytes, hops = self._buffer.pop(key)
+        self.hops = max(self.hops, hops + 1)
         peer = key[0]
         self._count_in[(peer, label)] += 1
         self._buffered[peer] -= 1
@@ -389,8 +397,8 @@ class Channel:
                                              f"above the cap of {self.max_buffered_bytes} "
                                              "(run.max_buffered_mb): a peer running far ahead "
                                              "or flooding")
-        deliver_at = self._deliver_at(sender, arrived, nbytes) if self._emulated else 0.0
-        self._buffer[(sender, tag)] = (deliver_at, env.body, nbytes)
+        deliver_at = self._deliver_at(sender, arrived, env.sent, nbytes) if self._emulated else 0.0
+        self._buffer[(sender, tag)] = (deliver_at, env.body, nbytes, env.hops)
         self._buffered[sender] += 1
         self._buffered_bytes[sender] = waiting
         if waiting > self.peak_buffered_bytes:
@@ -424,8 +432,13 @@ class Channel:
         else:
             raise ProtocolError(sender, tag, "unknown control message")
 
-    def _deliver_at(self, sender: str, arrived: float, nbytes: int) -> float:
-        """When an emulated network would hand this message over: serialisation then delay."""
+    def _deliver_at(self, sender: str, arrived: float, sent: float | None, nbytes: int) -> float:
+        """When an emulated network would hand this message over: serialisation then delay,
+        from when it was sent. A message read late (it waited while this party computed) was
+        on its way meanwhile; parties on one host share the monotonic clock, and another
+        host's, ahead or behind, moves a delivery by at most a delay."""
+        if sent is not None:
+            arrived = max(arrived - self._one_way, min(arrived, sent))
         start = max(arrived, self._link_free[sender])
         done = start + (nbytes / self._bw if self._bw else 0.0)
         self._link_free[sender] = done

@@ -1,7 +1,11 @@
 """Wire codec: msgpack envelopes with numpy arrays, never pickle.
 
 A message is the frames ``[envelope, *buffers]``; the envelope is the msgpack array
-``[v, session, seq, sender, tag, body]``. Inside ``body`` a numpy array is a msgpack extension:
+``[v, session, seq, hops, sent, sender, tag, body]``: ``hops`` is the longest chain of messages,
+each sent after the one before it was received, that ends with this one's sending (a Lamport
+clock of the one-way delays a run waits in sequence, docs/summary.md); ``sent`` is the
+sender's monotonic clock when it sent the message on an emulated network, nil otherwise (the
+emulated delay runs from there: channel.py). Inside ``body`` a numpy array is a msgpack extension:
 ``ExtType(1, header + bytes)`` inline, or ``ExtType(2, header + frame index)`` for an array of
 at least ``OUT_OF_BAND_BYTES``, which travels as its own buffer frame without copying; the
 header is the dtype string (3 ASCII bytes), the number of dimensions (1 byte) and each size
@@ -14,13 +18,14 @@ ProtocolError naming the peer and the tag.
 from __future__ import annotations
 
 import functools
+import math
 import struct
 from typing import Any, NamedTuple
 
 import msgpack
 import numpy as np
 
-from mpcbandit.errors import ProtocolError
+from mpcbandit.errors import ProtocolError, printable
 
 __all__ = [
     "VERSION",
@@ -35,7 +40,7 @@ __all__ = [
     "unpack_value",
 ]
 
-VERSION = 2
+VERSION = 3
 ALLOWED_DTYPES = frozenset(
     np.dtype(t).str
     for t in ("bool", "uint8", "int8", "uint16", "int16", "uint32", "int32",
@@ -51,7 +56,8 @@ _SHAPES = [struct.Struct(f"<{n}Q") for n in range(MAX_NDIM + 1)]
 
 
 class Envelope(NamedTuple):
-    """One message: protocol version, session id, per-link sequence number, sender, tag, body."""
+    """One message: protocol version, session id, per-link sequence number, sender, tag, body,
+    the hops of the message chain its sending ends, and when it was sent (emulated networks)."""
 
     session: str
     seq: int
@@ -59,6 +65,8 @@ class Envelope(NamedTuple):
     tag: str
     body: Any
     v: int = VERSION
+    hops: int = 0
+    sent: float | None = None
 
 
 # ---------------------------------------------------------------- encoding
@@ -90,7 +98,8 @@ class Encoder:
     def encode(self, env: Envelope) -> list:
         """Frames for env: the msgpack envelope, then one buffer per large array."""
         self._buffers = buffers = []
-        head = self._packer.pack([env.v, env.session, env.seq, env.sender, env.tag, env.body])
+        head = self._packer.pack([env.v, env.session, env.seq, env.hops, env.sent, env.sender,
+                                  env.tag, env.body])
         return [head, *buffers] if buffers else [head]
 
     def _default(self, obj: Any) -> Any:
@@ -186,8 +195,8 @@ def _peek_tag(head: bytes, max_bytes: int) -> str:
         if len(head) <= max_bytes:
             msg = msgpack.unpackb(head, raw=False, strict_map_key=False,
                                   ext_hook=lambda code, data: None)
-            if isinstance(msg, list) and len(msg) == 6 and isinstance(msg[4], str):
-                return msg[4]
+            if isinstance(msg, list) and len(msg) == 8 and isinstance(msg[6], str):
+                return msg[6]
     except Exception:  # noqa: BLE001 - any damage: the tag stays unknown
         pass
     return "?"
@@ -217,32 +226,36 @@ def _decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
         raise ProtocolError(peer, tag, str(e)) from None
     except (ValueError, TypeError, struct.error, msgpack.UnpackException) as e:
         raise ProtocolError(peer, tag, f"undecodable frame: {type(e).__name__}: {e}") from None
-    if type(msg) is list and len(msg) == 6:
-        v, session, seq, sender, mtag, body = msg
+    if type(msg) is list and len(msg) == 8:
+        v, session, seq, hops, sent, sender, mtag, body = msg
         # the common case in one test; the slow path below names what is wrong
         if (type(v) is int and v == VERSION and type(session) is str and type(sender) is str
                 and type(mtag) is str and type(seq) is int and 0 <= seq < 2**63
-                and len(used) == len(buffers)):
-            return Envelope(session, seq, sender, mtag, body, VERSION)
+                and type(hops) is int and 0 <= hops < 2**63 and len(used) == len(buffers)
+                and (sent is None or (type(sent) is float and math.isfinite(sent)))):
+            return Envelope(session, seq, sender, mtag, body, VERSION, hops, sent)
     raise ProtocolError(peer, tag, _malformed(msg, len(buffers) - len(used)))
 
 
 def _malformed(msg: Any, unused: int) -> str:
     """What is wrong with a decoded envelope that failed the common-case test."""
-    if type(msg) is not list or len(msg) != 6:
+    if type(msg) is not list or len(msg) != 8:
         got = type(msg).__name__
         if isinstance(msg, (list, dict)):
             got = f"{got} of {len(msg)}"
-        return f"not an envelope [v, session, seq, sender, tag, body] (got {got})"
-    v, session, seq, sender, mtag, _ = msg
+        return f"not an envelope [v, session, seq, hops, sent, sender, tag, body] (got {got})"
+    v, session, seq, hops, sent, sender, mtag, _ = msg
     if type(v) is not int or v != VERSION:
         return f"wire version {v!r}, expected {VERSION}"
     for key, value, typ in (("session", session, str), ("sender", sender, str),
-                            ("tag", mtag, str), ("seq", seq, int)):
+                            ("tag", mtag, str), ("seq", seq, int), ("hops", hops, int)):
         if type(value) is not typ:
             return f"envelope field {key!r} is not a {typ.__name__}"
-    if not 0 <= seq < 2**63:
-        return f"envelope seq {seq} is outside 0 .. 2**63 - 1"
+    for key, value in (("seq", seq), ("hops", hops)):
+        if not 0 <= value < 2**63:
+            return f"envelope {key} {value} is outside 0 .. 2**63 - 1"
+    if not (sent is None or (type(sent) is float and math.isfinite(sent))):
+        return f"envelope field 'sent' is {printable(repr(sent), 40)}, not a finite float or nil"
     return f"{unused} buffer frame(s) not referenced"
 
 

@@ -60,6 +60,10 @@ class Protocol:
     #: the most bytes one peer may send a party before that party reads them (an upper
     #: estimate from the section's sizes); the default cap on unread bytes is twice this
     sends_ahead: Callable[[Any], int] | None = None
+    #: replay(cfg, summary[, data_dir]): the non-private reference on what the secure run of
+    #: that summary revealed at its end (Hannun's exploration key), for `run --plaintext
+    #: --replay RUN_DIR`
+    replay: Callable[..., dict] | None = None
     #: the lines `run` prints about a finished run's outcome, from its summary (the numbers
     #: a reader of this protocol looks for first)
     headline: Callable[[dict], list[str]] | None = None
@@ -109,14 +113,17 @@ class Protocol:
             raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
         return party_folder(Path(data_dir).resolve(), "--data")
 
-    def reference(self, cfg: Config, data_dir: Path | None = None) -> dict:
+    def reference(self, cfg: Config, data_dir: Path | None = None,
+                  replay_of: dict | None = None) -> dict:
         """The plaintext reference's fields: on the built-in task, or on every party's folder
-        under data_dir (one process reads all the data: the non-private reference)."""
-        if data_dir is None:
-            return self.plaintext(cfg)
-        if self.sources is None:
+        under data_dir (one process reads all the data: the non-private reference); with
+        replay_of (a secure run's summary), on what that run revealed at its end."""
+        if data_dir is not None and self.sources is None:
             raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
-        return self.plaintext(cfg, Path(data_dir))
+        data = () if data_dir is None else (Path(data_dir),)
+        if replay_of is not None:
+            return self.replay(cfg, replay_of, *data)
+        return self.plaintext(cfg, *data)
 
     def peers_of(self, section: Any, role: str, index: int) -> list[str]:
         """Names of the parties that (role, index) exchanges messages with."""
@@ -250,7 +257,8 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
     output = run_role(ctx)
     wall = time.perf_counter() - t0
     return {"role": ctx.role, "index": ctx.index, "name": ctx.name,
-            **ctx.chan.stats.total().to_dict(), "protocol_wall_s": wall,
+            **ctx.chan.stats.total().to_dict(), "hops": ctx.chan.hops, "protocol_wall_s": wall,
+            "resumed_from": ctx.resume_from,  # its counters cover the steps from there on
             "by_op": ctx.chan.stats.to_dict(), "output": output,
             # never the folder's path (local), only that the party read its own
             **({"data": "own folder"} if ctx.data_dir is not None else {})}

@@ -428,7 +428,7 @@ def headline(s: dict) -> list[str]:
     """Group and per-agent regret, syncs, privacy and the radius used."""
     radius = "theoretical beta" if s["beta_fixed"] is None else f"fixed beta = {s['beta_fixed']:g}"
     return [f"group regret {s['cumulative_regret']:.2f} ({s['regret_per_agent']:.2f} per agent) after "
-            f"{s['steps']} rounds of {len(s['agents'])} agents, {s['sync_rounds']} "
+            f"{s['steps']} steps of {len(s['agents'])} agents, {s['sync_rounds']} "
             f"{'syncs' if s['mode'] == 'centralized' else 'statistic requests'}",
             f"{privacy_phrase(s['privacy'])}, {radius}",
             learning_phrase(s["regret_per_round"], "agent and round")]

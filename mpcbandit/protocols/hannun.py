@@ -52,9 +52,15 @@ from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.truncated_product import mul_truncated
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, read_folders
-from mpcbandit.protocols.hannun_reference import headline, outcome_of, plaintext, replay, task
+from mpcbandit.protocols.hannun_reference import (
+    headline,
+    outcome_of,
+    plaintext,
+    replay,
+    replay_run,
+    task,
+)
 from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, push_exploration
-from mpcbandit.results import estimate_seconds
 
 FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder", "dealer"
 ENV = "environment"
@@ -391,26 +397,24 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     steps = fh[0]["output"]["steps"]  # fewer than T when this run resumed
     name = lambda r: f"{r['role']}.{r['index']}"  # noqa: E731
     online = [r["output"]["online"] for r in fh]
-    rounds = max(o["rounds"] for o in online) / steps
-    per_party = {name(r): (r["bytes_sent"] + r["bytes_received"]) / steps for r in results}
-    busiest = max(per_party[name(r)] for r in fh)
-    compute = max(r["compute_s"] for r in fh) / steps
     out.update({
         "seconds_per_step": max(r["output"]["online_wall_s"] for r in fh) / steps,
-        "critical_rounds_per_step": rounds,
-        "bytes_per_step_by_party": per_party,
+        "critical_rounds_per_step": max(o["rounds"] for o in online) / steps,
+        "bytes_per_step_by_party": {name(r): (r["bytes_sent"] + r["bytes_received"]) / steps
+                                    for r in results},
         "online_bytes_per_step_feature_holder":
             max(o["bytes_sent"] + o["bytes_received"] for o in online) / steps,
         "online_bytes_sent_per_step_feature_holder": max(o["bytes_sent"] for o in online) / steps,
-        "lan_estimate_s_per_step": estimate_seconds(compute, rounds, busiest, "lan"),
-        "wan_estimate_s_per_step": estimate_seconds(compute, rounds, busiest, "wan"),
     })
-    if read_folders(results):  # the data stayed with its parties: `--plaintext --data` compares
-        return out | {"agreement_with_plaintext": None, "plaintext_cumulative_reward": None}
     dealer = next(r for r in results if r["role"] == DEALER)
-    ref = replay(cfg, bytes.fromhex(dealer["output"]["exploration_key"]))
-    out["agreement_with_plaintext"] = float(np.mean(np.asarray(ref["series"]["arms"]) == arms))
-    out["plaintext_cumulative_reward"] = ref["cumulative_reward"]
+    key = bytes.fromhex(dealer["output"]["exploration_key"])
+    out["exploration"] = s.exploration
+    out["exploration_key"] = key.hex()  # revealed: `run --plaintext --replay` reads it here
+    if read_folders(results):  # the data stayed with its parties: `--plaintext --data` replays
+        return out | {"agreement_with_replay": None, "replay_cumulative_reward": None}
+    ref = replay(cfg, key)
+    out["agreement_with_replay"] = float(np.mean(np.asarray(ref["series"]["arms"]) == arms))
+    out["replay_cumulative_reward"] = ref["cumulative_reward"]
     return out
 
 
@@ -425,7 +429,7 @@ def sends_ahead(s: HannunSection) -> int:
 
 PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving contextual bandits (MPC)',
                     section=HannunSection, roles=roles, run_role=run_role,
-                    plaintext=plaintext, summarize=summarize, peers=peers,
+                    plaintext=plaintext, replay=replay_run, summarize=summarize, peers=peers,
                     prepare=lambda cfg, role: role in (FEATURE, ENV) and hannun_data.preload_task(cfg),
                     sources=sources, split=lambda cfg, out, suffix: hannun_data.split(
                         cfg, out, suffix, holders(cfg.section), f"{ENV}.0",

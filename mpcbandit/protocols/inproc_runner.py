@@ -6,6 +6,7 @@ results have the shape the launcher collects, so `summarize` works on them uncha
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -13,8 +14,9 @@ from mpcbandit.config import Config
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.inproc import run_inproc
 from mpcbandit.protocols import PartyContext, get_protocol, run_timed
+from mpcbandit.results import build_summary
 
-__all__ = ["run_protocol_inproc", "inproc_summary"]
+__all__ = ["run_protocol_inproc", "inproc_summary", "inproc_summary_json"]
 
 
 def run_protocol_inproc(cfg: Config, observe: Callable[[str, Channel], Channel | None] | None = None,
@@ -57,3 +59,12 @@ def inproc_summary(cfg: Config, data_dir: Path | None = None) -> dict:
     """The summary of one run of cfg with every party a thread (as `run` would write it), each
     reading its own folder of data_dir if given."""
     return get_protocol(cfg.protocol).summarize(cfg, run_protocol_inproc(cfg, data_dir=data_dir)[0])
+
+
+def inproc_summary_json(cfg: Config, *, resumed_from: int | None = None) -> dict:
+    """The whole summary.json of one run of cfg with every party a thread (counters, hops,
+    estimates and all), as if it had resumed from resumed_from."""
+    t0 = time.perf_counter()
+    results, _ = run_protocol_inproc(cfg)
+    fields = get_protocol(cfg.protocol).summarize(cfg, results)
+    return build_summary(cfg, fields, results, time.perf_counter() - t0, resumed_from=resumed_from)

@@ -291,7 +291,8 @@ def summarize(cfg: Config, results: list[dict]) -> dict:
     env = next(r for r in results if r["role"] == ENV)
     out = _fields(s, ap["output"]["arms"], ap["output"]["theta_norms"], env["output"]["rewards"],
                   env["output"]["regret"])
-    return out | {"seconds_per_step": ap["protocol_wall_s"] / s.iterations}
+    steps = s.iterations - (ap.get("resumed_from") or 0)  # the steps its time covers
+    return out | {"seconds_per_step": ap["protocol_wall_s"] / steps}
 
 
 def sends_ahead(s: O3mSection) -> int:
