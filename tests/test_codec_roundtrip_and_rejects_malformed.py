@@ -27,7 +27,7 @@ def roundtrip(body):
     return decode([bytes(f) for f in frames], "a.0", "mul#0", CAP)
 
 
-def head(body, v=VERSION, session="s", seq=0, hops=0, sent=None) -> bytes:
+def head(body, v=VERSION, session="s", seq=0, hops=0.0, sent=None) -> bytes:
     """An envelope frame written by hand, as a peer could write it."""
     return msgpack.packb([v, session, seq, hops, sent, "a.0", "t#0", body])
 
@@ -179,8 +179,11 @@ def test_hop_counts_and_send_times_travel_and_are_checked():
     env = decode(encode(Envelope("s", 0, "a.0", "t#0", 1, hops=41, sent=12.5)), "a.0", "t#0", CAP)
     assert (env.hops, env.sent) == (41, 12.5)
     assert decode(encode(Envelope("s", 0, "a.0", "t#0", 1)), "a.0", "t#0", CAP).sent is None
-    for hops in (-1, 2**63, 1.5, "3", None):
+    for hops in (-1.0, 2.0**53, 1.5, float("nan"), 3, "3", None):
         rejected([head(0, hops=hops)], "hops")
+    # every message takes the same bytes whatever its hop count: sizes never depend on timing
+    sizes = {len(encode(Envelope("s", 0, "a.0", "t#0", 1, hops=h))[0]) for h in (0, 200, 70000, 2**40)}
+    assert len(sizes) == 1
     for sent in (float("nan"), float("inf"), 3, "now"):
         rejected([head(0, sent=sent)], "sent")
 

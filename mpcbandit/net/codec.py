@@ -3,7 +3,9 @@
 A message is the frames ``[envelope, *buffers]``; the envelope is the msgpack array
 ``[v, session, seq, hops, sent, sender, tag, body]``: ``hops`` is the longest chain of messages,
 each sent after the one before it was received, that ends with this one's sending (a Lamport
-clock of the one-way delays a run waits in sequence, docs/summary.md); ``sent`` is the
+clock of the one-way delays a run waits in sequence, docs/summary.md), sent as a float64 so
+that it takes the same 9 bytes in every message whatever its value: a message's size, and so
+a run's byte counts, never depend on timing (the order a dealer served requests in); ``sent`` is the
 sender's monotonic clock when it sent the message on an emulated network, nil otherwise (the
 emulated delay runs from there: channel.py). Inside ``body`` a numpy array is a msgpack extension:
 ``ExtType(1, header + bytes)`` inline, or ``ExtType(2, header + frame index)`` for an array of
@@ -48,6 +50,8 @@ ALLOWED_DTYPES = frozenset(
 )
 OUT_OF_BAND_BYTES = 32 * 1024
 MAX_NDIM = 32
+#: hops travel as a float64: whole numbers are exact below 2**53
+_MAX_HOPS = float(2**53)
 _INLINE, _OUT_OF_BAND, _BIGINT = 1, 2, 3
 #: allowed dtype strings (as sent: 3 ASCII bytes) -> dtype objects
 _DTYPES = {s.encode(): np.dtype(s) for s in ALLOWED_DTYPES}
@@ -98,8 +102,8 @@ class Encoder:
     def encode(self, env: Envelope) -> list:
         """Frames for env: the msgpack envelope, then one buffer per large array."""
         self._buffers = buffers = []
-        head = self._packer.pack([env.v, env.session, env.seq, env.hops, env.sent, env.sender,
-                                  env.tag, env.body])
+        head = self._packer.pack([env.v, env.session, env.seq, float(env.hops), env.sent,
+                                  env.sender, env.tag, env.body])
         return [head, *buffers] if buffers else [head]
 
     def _default(self, obj: Any) -> Any:
@@ -231,9 +235,10 @@ def _decode(frames: list, peer: str, tag: str, max_bytes: int) -> Envelope:
         # the common case in one test; the slow path below names what is wrong
         if (type(v) is int and v == VERSION and type(session) is str and type(sender) is str
                 and type(mtag) is str and type(seq) is int and 0 <= seq < 2**63
-                and type(hops) is int and 0 <= hops < 2**63 and len(used) == len(buffers)
+                and type(hops) is float and 0 <= hops < _MAX_HOPS and hops.is_integer()
+                and len(used) == len(buffers)
                 and (sent is None or (type(sent) is float and math.isfinite(sent)))):
-            return Envelope(session, seq, sender, mtag, body, VERSION, hops, sent)
+            return Envelope(session, seq, sender, mtag, body, VERSION, int(hops), sent)
     raise ProtocolError(peer, tag, _malformed(msg, len(buffers) - len(used)))
 
 
@@ -248,12 +253,13 @@ def _malformed(msg: Any, unused: int) -> str:
     if type(v) is not int or v != VERSION:
         return f"wire version {v!r}, expected {VERSION}"
     for key, value, typ in (("session", session, str), ("sender", sender, str),
-                            ("tag", mtag, str), ("seq", seq, int), ("hops", hops, int)):
+                            ("tag", mtag, str), ("seq", seq, int), ("hops", hops, float)):
         if type(value) is not typ:
             return f"envelope field {key!r} is not a {typ.__name__}"
-    for key, value in (("seq", seq), ("hops", hops)):
-        if not 0 <= value < 2**63:
-            return f"envelope {key} {value} is outside 0 .. 2**63 - 1"
+    if not 0 <= seq < 2**63:
+        return f"envelope seq {seq} is outside 0 .. 2**63 - 1"
+    if not (0 <= hops < _MAX_HOPS and hops.is_integer()):
+        return f"envelope hops {hops!r} is not a whole number in 0 .. 2**53 - 1"
     if not (sent is None or (type(sent) is float and math.isfinite(sent))):
         return f"envelope field 'sent' is {printable(repr(sent), 40)}, not a finite float or nil"
     return f"{unused} buffer frame(s) not referenced"
