@@ -39,8 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from make_compose import (EXPERIMENTS, IMAGE_USER, compose_command, keys_root,  # noqa: E402
-                          operator_steps, overrides, party_names, results_dir, service_name)
+from make_compose import (EXPERIMENTS, IMAGE_USER, compose_command, data_root,  # noqa: E402
+                          keys_root, operator_steps, overrides, party_names, results_dir,
+                          service_name)
 
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.results import format_summary  # noqa: E402
@@ -472,7 +473,7 @@ def run_compose_file(engine: Engine, work: Path, compose_file: str, config: str,
     keys and results must be owned by the image's user. override: a compose file's text laid
     over compose_file in every `docker compose` command (a test's change to some services)."""
     repo = work / "repo"
-    for stale in (repo / keys_root(config), repo / results_dir(config)):
+    for stale in (repo / keys_root(config), repo / data_root(config), repo / results_dir(config)):
         shutil.rmtree(stale, ignore_errors=True)
     text = (repo / compose_file).read_text()
     env = dict(engine.env, PYTHONPATH=str(repo), MPCBANDIT_STEPS=str(steps))
@@ -500,7 +501,8 @@ def run_compose_file(engine: Engine, work: Path, compose_file: str, config: str,
             else:
                 run(command, f"{compose_file}: {command}", cwd=repo, env=env)
         summary = repo / results_dir(config) / "summary.json"
-        owners = {p: p.stat().st_uid for top in (keys_root(config), results_dir(config))
+        owners = {p: p.stat().st_uid for top in (keys_root(config), data_root(config),
+                                                 results_dir(config))
                   for p in [repo / top, *(repo / top).rglob("*")]}
         uid = int(IMAGE_USER.split(":")[0])
         if any(owner != uid for owner in owners.values()):

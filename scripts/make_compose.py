@@ -4,8 +4,9 @@ per service, and a `collect` service that merges the results into summary.json.
 The default experiment is docker-compose.yml; the others are deploy/compose-NAME.yml (run
 with `docker compose -f deploy/compose-NAME.yml up`), each its own compose project. Every
 service reaches its peers by service name, mounts only its own keys folder (its secret and the
-roster) read-only, the data folder read-only and the experiment's results folder, and runs as
-the image's non-root user unless $MPCBANDIT_USER says otherwise. $MPCBANDIT_STEPS sets every
+roster) and its own data folder (made by `mpcbandit data split`, or the organisation's own
+table: docs/data.md) read-only, and the experiment's results folder, and runs as the image's
+non-root user unless $MPCBANDIT_USER says otherwise. $MPCBANDIT_STEPS sets every
 service's step count (the protocol's own key), so a file can run in seconds.
 
     python scripts/make_compose.py            # rewrite the compose files
@@ -18,12 +19,14 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mpcbandit.config import load_config  # noqa: E402
+from mpcbandit.data.split import write_split  # noqa: E402
 from mpcbandit.protocols import get_protocol  # noqa: E402
 
 #: (compose file, config) per experiment; the first is the default experiment
@@ -36,11 +39,8 @@ BASE_PORT = 7000
 IMAGE = "mpcbandit:local"
 #: container paths of the three mounts
 KEYS, RESULTS, DATA = "/keys", "/results", "/data"
-#: the Dockerfile's non-root user `mpc` (uid:gid); it must own the keys and results folders
+#: the Dockerfile's non-root user `mpc` (uid:gid); it must own the keys, data and results folders
 IMAGE_USER = "1000:1000"
-#: the data folder on the docker host, by the rule of mpcbandit.data.data_root: $MPCBANDIT_DATA,
-#: else ../shared/data beside the repository
-HOST_DATA = "../shared/data"
 
 
 def overrides() -> list[str]:
@@ -57,6 +57,17 @@ def keys_root(config: str) -> str:
 def keys_dir(config: str, party: str) -> str:
     """A party's keys folder on the docker host (relative to the repository)."""
     return f"{keys_root(config)}/{party}"
+
+
+def data_root(config: str) -> str:
+    """The folder of every party's data folder on the docker host (relative to the repository)."""
+    return f"deploy/data/{Path(config).stem}"
+
+
+def data_parties(cfg) -> set[str]:
+    """The parties of cfg that read a data folder: those `data split` writes one for."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return {p.name for p in write_split(cfg, Path(tmp) / "split").iterdir()}
 
 
 def results_dir(config: str) -> str:
@@ -88,6 +99,7 @@ def operator_steps(compose_file: str, config: str) -> list[Step]:
     roster into every keys folder, the results folder, the owner of both, build, up, collect.
     The header shows them; the container stage (scripts/container_stage.py) runs them."""
     parties = party_names(config)
+    cfg = load_config(ROOT / config, overrides())
     stem, sets = Path(config).stem, " ".join(f"--set '{o}'" for o in overrides())
     keys, results, compose = keys_dir(config, "NAME"), results_dir(config), compose_command(compose_file)
     cards = " ".join(f"{keys_dir(config, p)}/{p}.card.json" for p in parties)
@@ -97,10 +109,14 @@ def operator_steps(compose_file: str, config: str) -> list[Step]:
         (f"mpcbandit roster {config} {sets} {cards} --out {stem}-roster.json", False,
          "whoever coordinates, from every party's public card"),
         (f"cp {stem}-roster.json {keys}/roster.json", True, "the roster beside every party's secret, every NAME"),
+        (f"mpcbandit data split {config} --steps ${{MPCBANDIT_STEPS:-{own_steps(cfg)}}} "
+         f"--out {data_root(config)}", False,
+         "every party's own data folder, here from the built-in task, a row a step (an "
+         f"organisation puts its own table in {data_root(config)}/NAME instead: docs/data.md)"),
         (f"mkdir -p {results}", False, "the results folder"),
-        (f"chown -R {IMAGE_USER} {keys_root(config)} {results}", False,
-         f"the containers run as the image's user mpc ({IMAGE_USER}); it owns keys and results "
-         "(or export MPCBANDIT_USER=uid:gid of another owner; not 0, root)"),
+        (f"chown -R {IMAGE_USER} {keys_root(config)} {data_root(config)} {results}", False,
+         f"the containers run as the image's user mpc ({IMAGE_USER}); it owns keys, data and "
+         "results (or export MPCBANDIT_USER=uid:gid of another owner; not 0, root)"),
         (f"{compose} build && {compose} up", False,
          "export MPCBANDIT_STEPS=N first for a short run (N steps)"),
         (f"{compose} --profile collect run --rm collect", False, "writes summary.json beside the results"),
@@ -139,17 +155,17 @@ def render(compose_file: str, config: str) -> str:
              f"  image: {IMAGE}",
              "  pull_policy: never   # built once, by the first service",
              f'  user: "${{MPCBANDIT_USER:-{IMAGE_USER}}}"   # the image\'s non-root user mpc',
-             f"  environment: {{MPCBANDIT_DATA: {DATA}}}",
              "  networks: [mpcbandit]", "",
              "networks:", "  mpcbandit: {}", "", "services:"]
-    data = f"${{MPCBANDIT_DATA:-{rel(HOST_DATA)}}}:{DATA}:ro"
     results = f"{rel(results_dir(config))}:{RESULTS}"
+    with_data = data_parties(cfg)
     sets = [*(a for o in overrides() for a in ("--set", o)),
             "--steps", f"${{MPCBANDIT_STEPS:-{own_steps(cfg)}}}"]
     for k, p in enumerate(cfg.parties()):
         service = service_name(p)
+        data = p.name in with_data  # a party that reads no data mounts none
         cmd = ["party", config, "--role", p.role, "--index", str(p.index), *sets,
-               "--result", f"{RESULTS}/{p.name}.json"]
+               *(("--data", DATA) if data else ()), "--result", f"{RESULTS}/{p.name}.json"]
         lines += [f"  {service}:", "    <<: *party"]
         if k == 0:
             lines += [f"    build: {{context: {q(rel('.'))}}}", "    pull_policy: build"]
@@ -157,7 +173,8 @@ def render(compose_file: str, config: str) -> str:
                   f"    command: [{', '.join(q(c) for c in cmd)}]",
                   "    volumes:",
                   f"      - {rel(keys_dir(config, p.name))}:{KEYS}:ro",
-                  f"      - {data}", f"      - {results}"]
+                  *([f"      - {rel(data_root(config) + '/' + p.name)}:{DATA}:ro"] if data else []),
+                  f"      - {results}"]
     cmd = ["collect", config, *(f"{RESULTS}/{n}.json" for n in names), *sets, "--out", RESULTS]
     lines += ["  collect:", "    <<: *party", "    profiles: [\"collect\"]",
               f"    command: [{', '.join(q(c) for c in cmd)}]",

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO, load_script
-from hannun_inproc import assert_matches_replay
+from hannun_inproc import SECRET_AGREEMENT, assert_matches_replay
 
 yaml = pytest.importorskip("yaml")
 make_compose = load_script("make_compose")
@@ -37,24 +37,35 @@ def services(name: str, env: dict | None = None) -> dict:
     return loaded
 
 
-def plaintext_summary(config: str, steps: int, out, sets=()) -> dict:
+def plaintext_summary(config: str, steps: int, out, sets=(), data=None, replay=None) -> dict:
+    """`run --plaintext` of config at steps (reading every party's folder of data, replaying
+    the secure run in replay where given)."""
+    extra = [*(("--data", str(data)) if data else ()), *(("--replay", str(replay)) if replay else ())]
     proc = subprocess.run([sys.executable, "-m", "mpcbandit", "run", config, "--plaintext",
-                           "--steps", str(steps), *sets, "--out", str(out)], cwd=REPO, env=ENV,
-                          capture_output=True, text=True, timeout=300)
+                           "--steps", str(steps), *sets, *extra, "--out", str(out)], cwd=REPO,
+                          env=ENV, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads((out / "summary.json").read_text())
 
 
-def assert_equals_plaintext(summary: dict, config: str, steps: int, tmp_path, sets=()) -> None:
-    """demo: the digest and sums of `--plaintext` (run with the same --set options); samba:
-    its cumulative reward; hannun: the float64 replay of the exploration key its dealer
-    revealed (docs/hannun.md, Fidelity)."""
+def assert_equals_plaintext(summary: dict, config: str, steps: int, tmp_path, sets=(),
+                            data=None, run_dir=None) -> None:
+    """The deployment's summary (of a run on the parties' folders in data, where given; its
+    collect output in run_dir) against `--plaintext` on the same data. demo: the digest and
+    sums; samba: its cumulative reward; hannun: the float64 replay of the exploration key its
+    dealer revealed (`--replay run_dir`; docs/hannun.md, Fidelity): the same arms but for
+    fixed-point near-ties."""
     assert not summary["plaintext"] and summary["steps"] == steps
-    if summary["protocol"] == "hannun":
+    if summary["protocol"] == "hannun" and data is None:
         assert_matches_replay(summary)
         return
-    plain = plaintext_summary(config, steps, tmp_path / "plain", sets)
-    if summary["protocol"] == "demo":
+    replay = run_dir if summary["protocol"] == "hannun" else None
+    plain = plaintext_summary(config, steps, tmp_path / "plain", sets, data, replay)
+    if summary["protocol"] == "hannun":
+        arms, theirs = summary["series"]["arms"], plain["series"]["arms"]
+        agreement = sum(a == b for a, b in zip(arms, theirs)) / len(arms)
+        assert len(arms) == len(theirs) == steps and agreement >= SECRET_AGREEMENT, agreement
+    elif summary["protocol"] == "demo":
         assert (summary["digest"], summary["sum"]) == (plain["digest"], plain["sum"])
     else:
         assert summary["protocol"] == "samba"

@@ -1,10 +1,11 @@
 """The compose files are current and say what a deployment needs: one image built once, run as
 the image's non-root user whoever the operator is; every service a valid `mpcbandit party`
-reachable by its service name, with only its own keys folder mounted read-only, the data folder
-by mpcbandit's own rule, and $MPCBANDIT_STEPS as its step count; a collect service in its own
+reachable by its service name, with only its own keys folder and its own data folder mounted
+read-only, and $MPCBANDIT_STEPS as its step count; a collect service in its own
 profile. test_compose_flow_runs_without_a_container_engine.py runs what they say as processes,
 test_compose_up_in_containers.py in containers."""
 
+import os
 import re
 import subprocess
 import sys
@@ -94,12 +95,25 @@ def test_mpcbandit_steps_sets_the_step_count_of_every_service(name):
 
 
 @pytest.mark.parametrize("name", FILES)
-def test_the_data_folder_follows_mpcbandit_data_else_shared_data_beside_the_repository(name):
-    """One rule, the README's and mpcbandit.data.data_root's, on the host side of /data."""
-    def source(env):
-        (volume,) = {v for svc in services(name, env).values() for v in svc["volumes"]
-                     if v.endswith(":/data:ro")}
-        return ((REPO / name).parent / volume.removesuffix(":/data:ro")).resolve()
-
-    assert source({}) == (REPO.parent / "shared" / "data").resolve()
-    assert source({"MPCBANDIT_DATA": "/srv/bandit-data"}) == Path("/srv/bandit-data")
+def test_each_service_mounts_only_its_own_data_folder(name, tmp_path):
+    """Issue 46: a party reads its own folder (`data split` writes one for exactly the parties
+    that read data), mounted read-only at /data, and nothing of another party's."""
+    split = subprocess.run([sys.executable, "-m", "mpcbandit", "data", "split",
+                            make_compose.EXPERIMENTS[FILES.index(name)][1], "--out", tmp_path / "s"],
+                           cwd=REPO, capture_output=True, text=True)
+    assert split.returncode == 0, split.stderr
+    readers = {p.name for p in (tmp_path / "s").iterdir()}
+    root = {f: make_compose.data_root(c) for f, c in make_compose.EXPERIMENTS}[name]
+    for service, svc in services(name).items():
+        cmd = svc["command"]
+        mounted = [v for v in svc["volumes"] if v.endswith(":/data:ro")]
+        if cmd[0] == "collect":
+            assert mounted == [] and "--data" not in cmd
+            continue
+        party = f"{cmd[cmd.index('--role') + 1]}.{cmd[cmd.index('--index') + 1]}"
+        if party in readers:
+            own = os.path.relpath(REPO / root / party, (REPO / name).parent)
+            assert mounted == [f"./{own}:/data:ro"], (service, mounted)
+            assert cmd[cmd.index("--data") + 1] == "/data"
+        else:
+            assert mounted == [] and "--data" not in cmd, service

@@ -2,9 +2,11 @@
 party service of a compose file runs its own command in its own network namespace, where the
 service names resolve to the namespaces' addresses (/etc/netns/NS/hosts), from a folder that
 holds only what the service mounts, each at a different local path; each organisation makes its
-own key (`keys --party`) and the roster is built from the cards; the collect service merges the
-results, and the summary equals the plaintext run (demo: `--plaintext`; hannun: the replay of
-the dealer's secret exploration key). $MPCBANDIT_STEPS is set, as a user would for a short run.
+own key (`keys --party`) and the roster is built from the cards, and each its own data folder
+(`data split`, each service holding only its own); the collect service merges the results, and
+the summary equals the plaintext run on the same folders (demo: `--plaintext --data`; hannun:
+`--plaintext --data --replay`, the replay of the dealer's secret exploration key).
+$MPCBANDIT_STEPS is set, as a user would for a short run.
 Where namespaces are refused, the loopback variant runs the same flow with `network.addresses`.
 tests/test_compose_up_in_containers.py runs the files in real containers."""
 
@@ -96,14 +98,24 @@ class Deployment:
         for name in self.services:
             shutil.copy(roster, self.mounts[name]["/keys"] / "roster.json")
 
+    def make_data(self) -> Path:
+        """Every party's data folder (`data split`, as the file's header says), each copied
+        into its own service's /data alone; the folder of all of them (for --plaintext)."""
+        split = self.root / "split"
+        code, out = finish(mpcbandit("data", "split", self.config, "--steps", STEPS, "--out", split))
+        assert code == 0, out
+        for name in self.services:
+            if "/data" in self.mounts[name]:  # the parties that read data, and only theirs
+                for f in (split / self.party(name)).iterdir():
+                    shutil.copy(f, self.mounts[name]["/data"] / f.name)
+        return split
+
     def up(self, extra, prefix_of=lambda k: ()):
         """Every party service's command, each in its own folders (and namespace)."""
         procs = {}
         for k, (name, svc) in enumerate(self.services.items()):
-            mounts = self.mounts[name]
-            env = dict(ENV, MPCBANDIT_DATA=str(mounts["/data"]))
-            procs[name] = mpcbandit(*translate(svc["command"], mounts), *extra,
-                                    prefix=prefix_of(k), env=env)
+            procs[name] = mpcbandit(*translate(svc["command"], self.mounts[name]), *extra,
+                                    prefix=prefix_of(k))
         outs = {name: finish(p) for name, p in procs.items()}
         assert all(code == 0 for code, _ in outs.values()), {n: o[-800:] for n, (_, o) in outs.items()}
 
@@ -117,7 +129,7 @@ class Deployment:
         code, out = finish(mpcbandit(*translate(self.collect["command"], {"/results": shared}),
                                      *extra))
         assert code == 0, out
-        return json.loads((shared / "summary.json").read_text())
+        return json.loads((shared / "summary.json").read_text()), shared
 
 
 @pytest.mark.parametrize("which", ["demo", "default"])
@@ -135,13 +147,14 @@ def test_compose_flow_in_network_namespaces(which, tmp_path):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "hosts").write_text("127.0.0.1 localhost\n" + table)
         dep.make_keys([])
+        data = dep.make_data()
         dep.up([], prefix_of=hosts.exec_prefix)
-        summary = dep.collect_results([])
+        summary, run_dir = dep.collect_results([])
     finally:
         hosts.__exit__(None, None, None)
         for folder in etc:
             shutil.rmtree(folder, ignore_errors=True)
-    assert_equals_plaintext(summary, dep.config, STEPS, tmp_path)
+    assert_equals_plaintext(summary, dep.config, STEPS, tmp_path, data=data, run_dir=run_dir)
     assert len({p["pid"] for p in summary["parties"]}) == len(dep.services)
 
 
@@ -153,6 +166,7 @@ def test_compose_flow_on_loopback(which, tmp_path):
                       for k, name in enumerate(dep.services))
     extra = ["--set", f"network.addresses={{{table}}}"]
     dep.make_keys(extra)
+    data = dep.make_data()
     dep.up(extra)
-    summary = dep.collect_results(extra)
-    assert_equals_plaintext(summary, dep.config, STEPS, tmp_path)
+    summary, run_dir = dep.collect_results(extra)
+    assert_equals_plaintext(summary, dep.config, STEPS, tmp_path, data=data, run_dir=run_dir)

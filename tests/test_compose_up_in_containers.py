@@ -59,7 +59,10 @@ def test_docker_compose_up_gives_the_plaintext_result(engine, compose_file, conf
     # each party in its own container, whose host name is its service's
     assert sorted(p["host"] for p in summary["parties"]) == sorted(
         f"{p['role']}-{p['index']}" for p in summary["parties"])
-    assert_equals_plaintext(summary, config, STEPS, tmp_path, extra or ())
+    repo = engine[1] / "repo"  # the stage's checkout: each party's data folder, collect's output
+    assert_equals_plaintext(summary, config, STEPS, tmp_path, extra or (),
+                            data=repo / stage.data_root(config),
+                            run_dir=repo / stage.results_dir(config))
 
 
 def test_demo_up_finishes_in_seconds_while_dns_answers_nothing(engine, tmp_path):
