@@ -52,15 +52,21 @@ def test_the_arm_puller_refuses_a_selection_that_is_not_one_hot_in_every_row():
         run_engines(computing, 2, others={"arm.0": puller}, deadline_s=10)
 
 
-def test_one_hots_of_the_wrong_shape_are_refused_naming_the_arm_puller():
+def test_one_hots_of_the_wrong_shape_are_refused_naming_the_arm_puller_and_change_nothing():
     A, D, R = 3, 4, 2
 
     def computing(eng):
         state = initial_state(eng, A, D)
+        before = dict(state)
         xs = eng.input(np.full((R, D), 0.25) if eng.lead else None, "compute.0")
-        eng.run(Op(UPDATE, update(eng, state, xs, "arm.0", "reward.0")))
+        with pytest.raises(ProtocolError) as err:
+            eng.run(Op(UPDATE, update(eng, state, xs, "arm.0", "reward.0")))
+        return str(err.value), all(state[k] is before[k] for k in before)
 
-    with pytest.raises(ProtocolError, match=r"arm.0.*one-hots of shape \(2, 4\), expected \(2, 3\)"):
-        run_engines(computing, 2, trunc="exact", deadline_s=10, others={
-            "arm.0": lambda eng: eng.run(Op(UPDATE, share_choices(eng, [0, 1], A + 1))),
-            "reward.0": lambda eng: eng.run(Op(UPDATE, share_rewards(eng, [1, 0])))})
+    res, _ = run_engines(computing, 2, trunc="exact", deadline_s=10, others={
+        "arm.0": lambda eng: eng.run(Op(UPDATE, share_choices(eng, [0, 1], A + 1))),
+        "reward.0": lambda eng: eng.run(Op(UPDATE, share_rewards(eng, [1, 0])))})
+    for party in ("compute.0", "compute.1"):
+        message, unchanged = res[party]
+        assert "'arm.0'" in message and "one-hots of shape (2, 4), expected (2, 3)" in message
+        assert unchanged
