@@ -103,10 +103,9 @@ def opened_arms(eng, sender: str):
     return np.argmax(hot, axis=1)
 
 
-def _expect_shape(x: AShare, shape: tuple, owner: str, what: str) -> AShare:
+def _expect_shape(x: AShare, shape: tuple, owner: str, what: str) -> None:
     if x.shape != shape:
         raise ProtocolError(owner, UPDATE, f"{what} of shape {x.shape}, expected {shape}")
-    return x
 
 
 def update(eng, state: dict, xs: AShare, puller: str, reward_holder: str):
@@ -115,6 +114,8 @@ def update(eng, state: dict, xs: AShare, puller: str, reward_holder: str):
     refreshed by scaled Newton–Schulz from the running inverse, one refresh per chunk of
     MAX_REWARDS. The state changes only once every round has run."""
     R, (A, D) = xs.shape[0], state["b"].shape
+    if R == 0:
+        raise ValueError("update: a batch of no rewards (there is nothing to apply)")
     L = eng.frac
     o, r, xx = yield from gather([arith.input_value(eng, None, puller, 0),
                                   arith.input_value(eng, None, reward_holder, 0),
@@ -145,15 +146,15 @@ def _refresh(eng, w: AShare, x: AShare, steps: list[tuple[float, float]]):
         p = yield from arith.bilinear(eng, "matmul", w, x)                  # W X, L bits
         q = yield from arith.bilinear(eng, "matmul", x, p, rescale=False)   # X W X, 2L bits
         k1, k2 = (np.uint64(round(c * 2 ** S)) for c in (c1, c2))
-        t = AShare((x.v * k1) << np.uint64(L), 2 * L + S, x.lead) - AShare(q.v * k2, 2 * L + S,
-                                                                            x.lead)
+        scaled = AShare((x.v * k1) << np.uint64(L), 2 * L + S, x.lead)      # c1 X
+        t = scaled - AShare(q.v * k2, 2 * L + S, x.lead)                     # - c2 X W X
         x = symmetric.mirror((yield from truncation.truncate(eng, symmetric.upper(t), L + S)), D)
     return x
 
 
-def share_choices(eng, arms: np.ndarray, count: int):
-    """p''s part of ``update``: the one-hots of the rewarded decisions' arms (R of count)."""
-    return (yield from arith.input_value(eng, np.eye(count)[np.asarray(arms)], eng.me, 0))
+def share_choices(eng, arms: np.ndarray, arm_count: int):
+    """p''s part of ``update``: the one-hots (R, A) of the rewarded decisions' arms."""
+    return (yield from arith.input_value(eng, np.eye(arm_count)[np.asarray(arms)], eng.me, 0))
 
 
 def share_rewards(eng, rewards: np.ndarray):
