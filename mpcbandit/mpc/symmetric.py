@@ -30,8 +30,14 @@ def mirror(tri: AShare, d: int) -> AShare:
 
 
 def matvec(eng, m: AShare, x: AShare, rescale: bool = True):
-    """m x for exactly symmetric shared m (..., D, D) and x (D,): one product that masks and
-    opens the triangle of m and x only, truncated once per entry of the result (rescale)."""
+    """m x for exactly symmetric shared m (..., D, D) and x (D,), or every matrix times every
+    row of a batch x (B, D), giving (B, ..., D): one product that masks and opens the triangle
+    of m and x only (m once for the whole batch), truncated once per entry of the result
+    (rescale)."""
+    if x.v.ndim == 2:   # rows apart from m's axes: never paired row by row with the matrices
+        x = x.reshape(x.shape[0], *([1] * (m.v.ndim - 2)), x.shape[1])
+    elif x.v.ndim != 1:
+        raise ValueError(f"matvec: x of shape {x.shape}: give a vector (D,) or a batch (B, D)")
     return (yield from bilinear(eng, "symmatvec", upper(m), x, rescale=rescale))
 
 

@@ -52,6 +52,7 @@ from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.truncated_product import mul_truncated
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, read_folders
+from mpcbandit.protocols.hannun_batch import open_choice, score_prefix, share_contexts
 from mpcbandit.protocols.hannun_reference import (
     headline,
     outcome_of,
@@ -193,18 +194,13 @@ def _dealer(ctx: PartyContext) -> dict:
 
 def _share_context(eng: Engine, s: HannunSection, mine: np.ndarray, me: int):
     """Steps 6-7: every feature holder shares its slice; concatenate into [x_t]."""
-    parts = yield from gather([arith.input_value(eng, mine if i == me else None, p, eng.frac)
-                               for i, p in enumerate(holders(s))])
-    return AShare.concat(parts, axis=0)
+    return (yield from share_contexts(eng, holders(s), mine, me))
 
 
 def _select(eng: Engine, s: HannunSection, b1: AShare, u: AShare, yv: AShare, gamma: AShare):
     """Steps 11-19: exact DP scores, argmax with the random tie-break, a_t to p'; [o_t] from
     p', [r_t] from p'' (once the environment has told it); returns [o_t], [r_t]."""
-    prod = yield from mul_truncated(eng, b1, u, u.frac - eng.frac)      # 11: exact, 2L bits
-    score = prod.sum(axis=-1) + yv                                      # 13: (1-y) s + y v
-    onehot = yield from compare.argmax(eng, score, "lex", permutation=gamma)  # 14-15
-    yield from arith.open_to(eng, onehot, f"{PULLER}.0")                # 16: p' alone
+    yield from open_choice(eng, b1, u, yv, gamma, f"{PULLER}.0")       # 11-16: p' alone
     return (yield from gather([arith.input_value(eng, None, f"{PULLER}.0", 0),  # 17-18: [o_t]
                                arith.input_value(eng, None, f"{REWARD}.0", 0)]))  # 19: [r_t]
 
@@ -233,10 +229,7 @@ def _step(eng: Engine, s: HannunSection, state: dict, x: AShare, explore, next_c
     """One step t of Algorithm 1 on shares; returns [x_{t+1}] (None after the last step)."""
     A, D = s.arms, s.dims
     y, yv, gamma = explore
-    u, b1 = yield from gather([symmetric.matvec(eng, state["w_inv"], x, rescale=False),  # 10-11
-                               arith.bilinear(eng, "matmul", (1 - y).reshape(1, 1),
-                                              state["b"].reshape(1, A * D))])
-    b1 = b1.reshape(A, D)
+    u, b1 = yield from score_prefix(eng, state, x, y)                       # 10-11
     # eq. 1 without o_a: q_a u_a u_a^T (triangles, L bits), o_a multiplies it exactly below
     (o, r), smt, x_next, xx = yield from gather([
         _select(eng, s, b1, u, yv, gamma),
