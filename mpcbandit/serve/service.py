@@ -94,6 +94,8 @@ class Service:
         self._inflight = 0
         self._idle: asyncio.Event | None = None
         self._reward_waiters: dict[str, list[asyncio.Future]] = {}
+        #: decisions whose request still waits (refused at once when a peer is reported gone)
+        self._open_tickets: set[Ticket] = set()
         self._tasks: list[asyncio.Task] = []
         m = self.metrics
         m.watch(m.rewards_pending, lambda: self.book.rewards_pending)
@@ -138,9 +140,13 @@ class Service:
                                   old.step if step is None else step,
                                   dict(old.peers if peers is None else peers),
                                   old.reason if reason is None else reason)
-        newly_gone = set(self.state.gone) - set(old.gone)
+        newly_gone = sorted(set(self.state.gone) - set(old.gone))
         if newly_gone:
-            log.error("peer(s) %s gone: decisions fail with 503", ", ".join(sorted(newly_gone)))
+            names = ", ".join(newly_gone)
+            log.error("peer(s) %s gone: decisions fail with 503", names)
+            for ticket in list(self._open_tickets):
+                ticket.refuse(f"peer(s) {names} gone"
+                              + (f" ({self.state.reason})" if self.state.reason else ""))
 
     def report_op(self, op: str, rounds: int, bytes_sent: int) -> None:
         """Count one op's rounds and bytes."""
@@ -247,8 +253,12 @@ class Service:
                 return self._full(e)
             started = time.monotonic()
             ticket = Ticket(req.id, self._record_decision)
-            queue.put(ticket)
-            return await self._await_decision(ticket, started)
+            self._open_tickets.add(ticket)
+            try:
+                queue.put(ticket)
+                return await self._await_decision(ticket, started)
+            finally:
+                self._open_tickets.discard(ticket)
 
     def _unfit_to_decide(self) -> Reply | None:
         state = self.state
