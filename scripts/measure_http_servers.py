@@ -9,9 +9,11 @@ Each server runs the same tiny app in its own process (pinned to CPU 0): POST /v
 
 A closed-loop load generator (this process, pinned to CPU 1) keeps C keep-alive connections
 busy for a fixed time and reports requests per second, p50/p99 latency and the server's CPU
-seconds per request. Loopback only; every loop is bounded in time.
+seconds per request. Loopback only; every loop is bounded in time. ``shell`` is mpcbandit's
+own serve shell on the chosen server (checks, the log's fsync, the batching window), with a
+backend that decides at once: what the shell costs before any MPC.
 
-    python scripts/measure_http_servers.py                 # every server found, 4 s a cell
+    python scripts/measure_http_servers.py                 # every server found, 3 x 4 s a cell
     python scripts/measure_http_servers.py --seconds 2 --servers stdlib aiohttp
 """
 
@@ -27,7 +29,9 @@ import sys
 import threading
 import time
 
-SERVERS = ("stdlib", "aiohttp", "uvicorn")
+SERVERS = ("stdlib", "aiohttp", "uvicorn", "shell")
+#: request ids never repeat across the runs of one measurement (the shell refuses a repeat)
+RUN = os.urandom(4).hex()
 BATCH_S = 0.005
 ARM = 3
 
@@ -36,7 +40,8 @@ ARM = 3
 
 
 class Batcher:
-    """Resolves every waiting request every BATCH_S seconds, from a thread of its own."""
+    """Resolves every waiting request every BATCH_S seconds, from a thread of its own (a
+    stand-in for the backend: BATCH_S is its decision latency)."""
 
     def __init__(self, resolve_threadsafe):
         self.pending: list = []
@@ -165,21 +170,69 @@ def serve_uvicorn(port: int, shape: str) -> None:
                 http="httptools", loop="asyncio", lifespan="on")
 
 
+class InstantBackend:
+    """Decides every batch at once (arm 3): the shell's own cost, no MPC."""
+
+    def start(self, port) -> None:
+        port.report(ready=True, peers={}, step=0)
+        threading.Thread(target=self._pull, args=(port,), daemon=True).start()
+
+    def _pull(self, port) -> None:
+        while not port.drained("decisions"):
+            batch = port.next_batch("decisions", wait_s=0.1)
+            for ticket in batch.items if batch else ():
+                ticket.decide(ARM, batch.number)
+
+    def missing(self, request_id: str) -> list:
+        return []
+
+    def stop(self, deadline_s: float) -> None:
+        pass
+
+
+def serve_shell(port: int, shape: str) -> None:
+    """mpcbandit's own serve shell (its server, checks, log with fsync, batching window)."""
+    import dataclasses
+    import logging
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from mpcbandit.config import ServeSection
+    from mpcbandit.serve.server import run_service
+    from mpcbandit.serve.service import ServiceRole
+
+    logging.disable(logging.INFO)  # a line per batch is for operators, not for this loop
+    serve = dataclasses.replace(ServeSection(), port=port, max_batch=256,
+                                batch_ms=1e3 * BATCH_S if shape == "batch" else 0.0)
+    with tempfile.TemporaryDirectory() as folder:
+        run_service(serve, ServiceRole("arm_puller.0", decides=True), InstantBackend(),
+                    Path(folder) / "party.wal")
+
+
 # ---------------------------------------------------------------- the load generator
 
 
 def request_bytes(i: int) -> bytes:
-    body = json.dumps({"id": f"r{i}"}).encode()
+    body = json.dumps({"id": f"{RUN}-{i}"}).encode()
     return (b"POST /v1/decisions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
             b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
 
 
-async def one_connection(port: int, stop_at: float, latencies: list, errors: list, base: int):
+async def one_connection(port: int, stop_at: float, latencies: list, errors: list, base: int,
+                         interval_s: float = 0.0):
+    """Requests one after another (closed loop), or one every interval_s (open loop: latency
+    counts from the request's scheduled time, so a server that falls behind is seen)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     i = base
+    due = time.perf_counter() + interval_s * (base % 1000) / 1000  # spread the connections
     try:
         while time.perf_counter() < stop_at:
             t0 = time.perf_counter()
+            if interval_s:
+                if due > t0:
+                    await asyncio.sleep(due - t0)
+                t0, due = due, due + interval_s
             try:
                 await exchange(reader, writer, i, latencies, errors, t0)
             except (asyncio.TimeoutError, OSError, asyncio.IncompleteReadError) as e:
@@ -204,10 +257,15 @@ async def exchange(reader, writer, i: int, latencies: list, errors: list, t0: fl
     latencies.append(time.perf_counter() - t0)
 
 
-async def load(port: int, connections: int, seconds: float) -> tuple[list, list]:
+async def load(port: int, connections: int, seconds: float,
+               rate: float = 0.0) -> tuple[list, list]:
+    """Latencies and errors of C connections for seconds (at rate requests/s in all if given)."""
     latencies, errors = [], []
     stop_at = time.perf_counter() + seconds
-    await asyncio.gather(*(one_connection(port, stop_at, latencies, errors, k * 10**7)
+    base = int(time.monotonic() * 1e3) * 10**6
+    interval = connections / rate if rate else 0.0
+    await asyncio.gather(*(one_connection(port, stop_at, latencies, errors,
+                                          base + k * 10**5 + k * 1000 // connections, interval)
                            for k in range(connections)))
     return latencies, errors
 
@@ -237,16 +295,16 @@ def wait_listening(port: int, proc: subprocess.Popen, deadline_s: float = 20) ->
     raise SystemExit(f"server on port {port} not listening within {deadline_s} s")
 
 
-def measure(server: str, shape: str, connections: int, seconds: float) -> dict:
+def measure(server: str, shape: str, connections: int, seconds: float, rate: float = 0.0) -> dict:
     port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", server, "--shape", shape,
-                             "--port", str(port)])
+                             "--port", str(port), "--batch-ms", str(BATCH_S * 1e3)])
     try:
         wait_listening(port, proc)
         asyncio.run(load(port, 4, 0.5))  # warm up
         cpu0 = cpu_seconds(proc.pid)
         t0 = time.perf_counter()
-        latencies, errors = asyncio.run(load(port, connections, seconds))
+        latencies, errors = asyncio.run(load(port, connections, seconds, rate))
         wall = time.perf_counter() - t0
         cpu = cpu_seconds(proc.pid) - cpu0
     finally:
@@ -266,7 +324,8 @@ def measure(server: str, shape: str, connections: int, seconds: float) -> dict:
 
 
 def available(server: str) -> bool:
-    module = {"stdlib": "http.server", "aiohttp": "aiohttp", "uvicorn": "uvicorn"}[server]
+    module = {"stdlib": "http.server", "aiohttp": "aiohttp", "uvicorn": "uvicorn",
+              "shell": "aiohttp"}[server]
     try:
         __import__(module)
         return True
@@ -282,27 +341,39 @@ def main() -> None:
     ap.add_argument("--servers", nargs="+", choices=SERVERS, default=list(SERVERS))
     ap.add_argument("--connections", nargs="+", type=int, default=[16, 128])
     ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per cell; the median is shown")
+    ap.add_argument("--rate", nargs="+", type=float, default=[0.0],
+                    help="offered requests/s in all (open loop); 0: as fast as answered")
+    ap.add_argument("--shapes", nargs="+", choices=("now", "batch"), default=["now", "batch"])
+    ap.add_argument("--batch-ms", type=float, default=5.0,
+                    help="the batch shape's decision latency (the backend's, in ms)")
     args = ap.parse_args()
+    global BATCH_S
+    BATCH_S = args.batch_ms / 1e3
     if args.serve:
         if hasattr(os, "sched_setaffinity") and os.cpu_count() > 1:
             os.sched_setaffinity(0, {0})
-        {"stdlib": serve_stdlib, "aiohttp": serve_aiohttp, "uvicorn": serve_uvicorn}[
-            args.serve](args.port, args.shape)
+        {"stdlib": serve_stdlib, "aiohttp": serve_aiohttp, "uvicorn": serve_uvicorn,
+         "shell": serve_shell}[args.serve](args.port, args.shape)
         return
     if hasattr(os, "sched_setaffinity") and os.cpu_count() > 1:
         os.sched_setaffinity(0, {1})
-    print("| server | shape | connections | requests/s | p50 ms | p99 ms | server CPU µs/request "
-          "| errors |\n|---|---|---|---|---|---|---|---|", flush=True)
+    print(f"batch shape: decided every {args.batch_ms:g} ms")
+    print("| server | shape | connections | offered/s | requests/s | p50 ms | p99 ms | server CPU "
+          "µs/request | errors |\n|---|---|---|---|---|---|---|---|---|", flush=True)
     for server in args.servers:
         if not available(server):
-            print(f"| {server} | not installed | | | | | | |", flush=True)
+            print(f"| {server} | not installed | | | | | | | |", flush=True)
             continue
-        for shape in ("now", "batch"):
+        for shape in args.shapes:
             for c in args.connections:
-                r = measure(server, shape, c, args.seconds)
-                print(f"| {server} | {shape} | {c} | {r['rps']:,.0f} | {r['p50_ms']:.2f} | "
-                      f"{r['p99_ms']:.2f} | {r['cpu_us_per_request']:.0f} | {r['errors']} |",
-                      flush=True)
+                for rate in args.rate:
+                    runs = sorted((measure(server, shape, c, args.seconds, rate)
+                                   for _ in range(args.repeat)), key=lambda r: r["rps"])
+                    r = runs[len(runs) // 2]  # the run of median throughput
+                    print(f"| {server} | {shape} | {c} | {rate:,.0f} | {r['rps']:,.0f} | "
+                          f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+                          f"{r['cpu_us_per_request']:.0f} | {r['errors']} |", flush=True)
 
 
 if __name__ == "__main__":

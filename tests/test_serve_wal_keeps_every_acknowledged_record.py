@@ -167,3 +167,21 @@ def test_kill_9_mid_stream_loses_nothing_acknowledged(tmp_path):
     finally:
         proc.terminate()
         proc.wait(60)
+
+
+def test_a_log_that_cannot_write_stops_and_every_answer_names_it(tmp_path, monkeypatch):
+    live = LiveService(tmp_path / "party.wal")
+    try:
+        def disk_full(fd, data):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(wal_module.os, "write", disk_full)
+        for rid in ("f1", "f2"):
+            status, body, _ = live.call("POST", "/v1/contexts", {"id": rid, "features": [1, 2]})
+            assert status == 503 and "party.wal" in body["error"] and "ENOSPC" in body["error"]
+        health = live.call("GET", "/v1/health")[1]
+        assert health["ready"] is False and "ENOSPC" in health["reason"]
+        assert live.service.queues["contexts"].depth == 0  # refused requests hold no place
+    finally:
+        monkeypatch.undo()
+        live.close()

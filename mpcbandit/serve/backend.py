@@ -23,6 +23,7 @@ end of a drain (return once every batch taken is finished).
 
 from __future__ import annotations
 
+import operator
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -99,10 +100,11 @@ class Ticket:
 
     def decide(self, arm: int, step: int) -> None:
         """The backend chose arm at step: logged, then answered. A second settle is ignored."""
-        if not isinstance(arm, int) or isinstance(arm, bool):
-            raise TypeError(f"ticket {self.id!r}: an arm is an int, got {type(arm).__name__}")
+        if isinstance(arm, bool):
+            raise TypeError(f"ticket {self.id!r}: an arm is an integer, got a bool")
+        arm = operator.index(arm)  # a numpy integer is welcome; a float is a TypeError
         if self._settle_once():
-            self._record(self, Decided(arm, int(step)))
+            self._record(self, Decided(arm, operator.index(step)))
 
     def refuse(self, reason: str) -> None:
         """The backend cannot decide (a peer gone, ...): the request is answered 503."""

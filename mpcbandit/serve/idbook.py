@@ -13,7 +13,9 @@ __all__ = ["IdBook"]
 class IdBook:
     """Ids of contexts, decision requests, decisions awaiting a reward, rewards, closed ones."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, takes_rewards: bool = True) -> None:
+        #: only a party that takes rewards keeps decided ids awaiting theirs
+        self.takes_rewards = takes_rewards
         self._lock = threading.Lock()
         self.contexts: set[str] = set()
         self.requested: set[str] = set()
@@ -54,13 +56,8 @@ class IdBook:
     def note_decided(self, rid: str, at: float) -> None:
         """rid was decided at wall time at: a reward for it may come."""
         with self._lock:
-            if rid not in self.rewarded and rid not in self.closed:
+            if self.takes_rewards and rid not in self.rewarded and rid not in self.closed:
                 self.awaiting.setdefault(rid, at)
-
-    def is_decided(self, rid: str) -> bool:
-        """Whether rid was decided (awaiting, rewarded or closed)."""
-        with self._lock:
-            return rid in self.awaiting or rid in self.rewarded or rid in self.closed
 
     def reward_state(self, rid: str) -> str:
         """'rewarded', 'closed', 'awaiting' or 'unknown'."""

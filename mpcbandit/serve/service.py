@@ -84,7 +84,7 @@ class Service:
         self.wal = WriteAheadLog(wal_path)
         #: the log as read back at start, for the backend to replay
         self.records = self.wal.records
-        self.book = IdBook()
+        self.book = IdBook(takes_rewards=role.rewards)
         self.book.replay(self.records)
         self.queues = {k: BatchQueue(k, serve.queue_limit) for k in role.kinds}
         self.metrics = ServeMetrics()
@@ -154,6 +154,8 @@ class Service:
 
     def decided(self, ids: list[str]) -> None:
         """These ids were decided elsewhere: rewards for them are accepted from now on."""
+        if not self.role.rewards:
+            return
         now = time.time()
         for rid in ids:
             self.book.note_decided(rid, now)
