@@ -2,6 +2,7 @@
 status of the API, through a real HTTP client, against the fake backend."""
 
 import json
+import threading
 
 import pytest
 
@@ -56,7 +57,6 @@ def test_a_reward_that_arrives_before_its_decision_is_known_waits_for_it(tmp_pat
     role = ServiceRole("reward_holder.0", rewards=True)
     live = LiveService(tmp_path / "p.wal", role=role, backend=FakeBackend(["rewards"]))
     try:
-        import threading
         answer = {}
         poster = threading.Thread(target=lambda: answer.setdefault(
             "r", live.call("POST", "/v1/rewards", {"id": "early", "reward": 2.5})))

@@ -197,25 +197,38 @@ class Service:
             return _error(503, str(e))
         return None
 
+    def _admit(self, kind: str, what: str, raw: bytes, parse, ids: set[str], noun: str,
+               check=None):
+        """Refusals, the body's check, the id's claim (409) and a queue place (429): the
+        request, or the Reply that refuses it."""
+        refusal = self._refusal(kind, what)
+        if refusal:
+            return refusal
+        try:
+            req = parse(raw)
+        except BadRequest as e:
+            return _bad(e)
+        unfit = check() if check else None
+        if unfit:
+            return unfit
+        if not self.book.claim(ids, req.id):
+            return _error(409, f"{noun} for id {req.id!r} was already received", id=req.id)
+        try:
+            self.queues[kind].reserve()
+        except QueueFull as e:
+            self.book.forget(ids, req.id)
+            return self._full(e)
+        return req
+
     async def post_context(self, raw: bytes) -> Reply:
         """POST /v1/contexts: 202 once the context is logged and queued."""
         with self._request():
-            refusal = self._refusal("contexts", "contexts (it is no feature holder)")
-            if refusal:
-                return refusal
-            try:
-                req = parse_context(raw, self.role.features)
-            except BadRequest as e:
-                return _bad(e)
-            if not self.book.claim(self.book.contexts, req.id):
-                return _error(409, f"a context for id {req.id!r} was already received",
-                              id=req.id)
+            req = self._admit("contexts", "contexts (it is no feature holder)", raw,
+                              lambda b: parse_context(b, self.role.features),
+                              self.book.contexts, "a context")
+            if isinstance(req, Reply):
+                return req
             queue = self.queues["contexts"]
-            try:
-                queue.reserve()
-            except QueueFull as e:
-                self.book.forget(self.book.contexts, req.id)
-                return self._full(e)
             record = {"kind": "context", "id": req.id, "features": req.features,
                       "at": time.time()}
             fut = self.wal.append(record, then=lambda _r: queue.put(req))
@@ -234,25 +247,12 @@ class Service:
     async def post_decision(self, raw: bytes) -> Reply:
         """POST /v1/decisions: 200 with the arm once decided and logged, else 503."""
         with self._request():
-            refusal = self._refusal("decisions", "decision requests (it pulls no arms)")
-            if refusal:
-                return refusal
-            try:
-                req = parse_decision(raw)
-            except BadRequest as e:
-                return _bad(e)
-            unfit = self._unfit_to_decide()
-            if unfit:
-                return unfit
-            if not self.book.claim(self.book.requested, req.id):
-                return _error(409, f"a decision for id {req.id!r} was already requested",
-                              id=req.id)
+            req = self._admit("decisions", "decision requests (it pulls no arms)", raw,
+                              parse_decision, self.book.requested, "a decision request",
+                              check=self._unfit_to_decide)
+            if isinstance(req, Reply):
+                return req
             queue = self.queues["decisions"]
-            try:
-                queue.reserve()
-            except QueueFull as e:
-                self.book.forget(self.book.requested, req.id)
-                return self._full(e)
             started = time.monotonic()
             ticket = Ticket(req.id, self._record_decision)
             self._open_tickets.add(ticket)
