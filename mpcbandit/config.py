@@ -8,14 +8,13 @@ and cross-field rules in an optional ``validate(self, path)`` method.
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
-import types
-import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpcbandit.config_sections import (INT_MAX, build_section, check_rules, check_type,
+                                       section_values, spec, type_name)
 from mpcbandit.errors import ConfigError
 from mpcbandit.net.netspec import NET_PRESETS, NetSpec
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
@@ -24,6 +23,7 @@ __all__ = [
     "Config",
     "RunSection",
     "NetworkSection",
+    "ServeSection",
     "NetSpec",
     "Party",
     "load_config",
@@ -34,143 +34,8 @@ __all__ = [
     "spec",
     "INT_MAX",
     "NET_PRESETS",
+    "type_name",
 ]
-
-def spec(default: Any = dataclasses.MISSING, *, doc: str = "", **rules: Any) -> Any:
-    """A config field with a default and validation rules (min, max, choices)."""
-    kw: dict[str, Any] = {"metadata": {"doc": doc, **rules}}
-    if isinstance(default, (list, dict)):
-        kw["default_factory"] = lambda d=default: type(d)(d)
-    elif default is not dataclasses.MISSING:
-        kw["default"] = default
-    return field(**kw)
-
-
-# ---------------------------------------------------------------- generic section builder
-
-
-def type_name(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(type_name(a) for a in typing.get_args(tp))
-    if origin is list:
-        return f"list of {type_name(typing.get_args(tp)[0])}"
-    if origin is dict:
-        return f"table of {type_name(typing.get_args(tp)[1])}"
-    if tp is type(None):
-        return "nothing"
-    return getattr(tp, "__name__", str(tp))
-
-
-def _check_type(value: Any, tp: Any, path: str) -> Any:
-    """Return value coerced to tp (int -> float only) or raise ConfigError."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        closest = None
-        for alt in typing.get_args(tp):
-            try:
-                return _check_type(value, alt, path)
-            except ConfigError as e:
-                # a table or list of the right kind with a bad item: that item's error says more
-                if isinstance(value, typing.get_origin(alt) or type(None)):
-                    closest = e
-        if closest is not None:
-            raise closest
-        raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
-    if origin is list:
-        if not isinstance(value, list):
-            raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
-        (item,) = typing.get_args(tp)
-        return [_check_type(v, item, f"{path}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
-        _, item = typing.get_args(tp)
-        return {k: _check_type(v, item, f"{path}.{k}") for k, v in value.items()}
-    if tp is Any:
-        return value
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if tp is float and isinstance(value, float) and not math.isfinite(value):
-        # TOML admits nan and inf; no setting means either (a nan deadline never expires)
-        raise ConfigError(path, f"expected a finite number, got {value!r}")
-    if tp is int and isinstance(value, bool):
-        raise ConfigError(path, f"expected int, got bool {value!r}")
-    if isinstance(tp, type) and isinstance(value, tp):
-        return value
-    raise ConfigError(path, f"expected {type_name(tp)}, got {type(value).__name__} {value!r}")
-
-
-#: an integer setting's maximum where its spec names none: exact as a float64 (counts enter
-#: rates and confidence widths), inside the int64 of numpy and of msgpack (the hello)
-INT_MAX = 2**53
-
-
-def _check_rules(value: Any, rules: dict, path: str) -> None:
-    if isinstance(value, list):  # a list's bounds hold for each of its items
-        bounds = {k: v for k, v in rules.items() if k in ("min", "max")}
-        for i, item in enumerate(value):
-            _check_rules(item, bounds, f"{path}[{i}]")
-        return
-    if "choices" in rules and value not in rules["choices"]:
-        choices = ", ".join(repr(c) for c in rules["choices"])
-        raise ConfigError(path, f"{value!r} is not one of {choices}")
-    if "min" in rules and value < rules["min"]:
-        raise ConfigError(path, f"{value!r} is below the minimum {rules['min']!r}")
-    if "max" in rules and value > rules["max"]:
-        raise ConfigError(path, f"{value!r} is above the maximum {rules['max']!r}")
-    if "max" not in rules and isinstance(value, int) and abs(value) > INT_MAX:
-        raise ConfigError(path, f"{value!r} is beyond 2**53, the largest count a run represents")
-
-
-def build_section(cls: type, data: Any, path: str) -> Any:
-    """Build dataclass cls from a TOML table, checking keys, types and rules under path."""
-    if not isinstance(data, dict):
-        raise ConfigError(path, f"expected a table, got {type(data).__name__} {data!r}")
-    hints = typing.get_type_hints(cls)
-    # a field may name its TOML key in metadata (spec(..., key="lambda")) when the key is a keyword
-    fields = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        allowed = ", ".join(sorted(fields))
-        raise ConfigError(f"{path}.{unknown[0]}" if path else unknown[0],
-                          f"unknown key (allowed here: {allowed})")
-    values = {}
-    for name, f in fields.items():
-        key = f"{path}.{name}" if path else name
-        if name not in data:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ConfigError(key, "missing key")
-            continue
-        tp = hints[f.name]
-        if dataclasses.is_dataclass(tp):
-            values[f.name] = build_section(tp, data[name], key)
-            continue
-        value = _check_type(data[name], tp, key)
-        _check_rules(value, f.metadata, key)
-        values[f.name] = value
-    obj = cls(**values)
-    validate = getattr(obj, "validate", None)
-    if validate is not None:
-        validate(path)
-    return obj
-
-
-def section_values(obj: Any) -> dict:
-    """A built section as a TOML-shaped table (its file key names, nested sections as tables)."""
-    out = {}
-    for f in dataclasses.fields(obj):
-        if not f.init:
-            continue
-        value = getattr(obj, f.name)
-        if dataclasses.is_dataclass(value):
-            value = section_values(value)
-        elif isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, Path):
-            value = str(value)
-        out[f.metadata.get("key", f.name)] = value
-    return out
 
 
 # ---------------------------------------------------------------- runtime sections
@@ -245,6 +110,36 @@ class NetworkSection:
 
 
 @dataclass(frozen=True)
+class ServeSection:
+    """`mpcbandit serve`: each party's HTTP API, its batching window, deadlines and queue."""
+
+    bind: str = spec("127.0.0.1", local=True,
+                     doc="address the party's API listens on; anything but loopback needs "
+                         "token_file")
+    port: int = spec(0, min=0, max=65535, local=True, doc="the API's port (0: a free one)")
+    token_file: str = spec("", local=True,
+                           doc="file (mode 0600) holding the bearer token every request must "
+                               "carry; required when bind is not a loopback address")
+    batch_ms: float = spec(5.0, min=0.0, max=60000.0,
+                           doc="requests arriving within this long of the first waiting one "
+                               "go to the backend together as one batch")
+    max_batch: int = spec(64, min=1, max=65536, doc="at most this many requests in one batch")
+    decision_timeout_s: float = spec(5.0, min=0.01, max=86400.0,
+                                     doc="a decision not made within this long is answered 503, "
+                                         "naming the holders whose slice is missing")
+    reward_timeout_s: float = spec(86400.0, min=0.01,
+                                   doc="a decision with no reward within this long is closed "
+                                       "without an update (counted); a later reward gets 410")
+    checkpoint_every: int = spec(1000, min=1, doc="checkpoint the shares every this many updates")
+    queue_limit: int = spec(4096, min=1, max=2**20,
+                            doc="requests of one kind waiting for a batch; more are answered "
+                                "429 with Retry-After")
+
+    def validate(self, path: str) -> None:
+        _check_host(self.bind, f"{path}.bind")
+
+
+@dataclass(frozen=True)
 class Party:
     """One process of an experiment."""
 
@@ -268,6 +163,7 @@ class Config:
     section: Any
     raw: dict
     source: str
+    serve: ServeSection = ServeSection()
     #: the --set KEY=VALUE items applied to the file (party processes get the same)
     overrides: tuple[str, ...] = ()
 
@@ -284,7 +180,7 @@ class Config:
     def resolved(self) -> dict:
         """The config as the run used it: every key of every section, defaults filled in."""
         return {"protocol": self.protocol, "seed": self.seed, "run": section_values(self.run),
-                "network": section_values(self.network),
+                "network": section_values(self.network), "serve": section_values(self.serve),
                 self.protocol: section_values(self.section)}
 
     def parties(self) -> list[Party]:
@@ -408,18 +304,19 @@ def parse_config(raw: dict, source: str = "<config>") -> Config:
     name = raw["protocol"]
     if not isinstance(name, str) or name not in PROTOCOL_MODULES:
         raise ConfigError("protocol", f"{name!r} is not one of {', '.join(sorted(PROTOCOL_MODULES))}")
-    allowed = {"protocol", "seed", "run", "network", name}
+    allowed = {"protocol", "seed", "run", "network", "serve", name}
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ConfigError(unknown[0], f"unknown key (allowed at top level: {', '.join(sorted(allowed))})")
-    seed = _check_type(raw.get("seed", 0), int, "seed")
-    _check_rules(seed, {"min": 0, "max": 2**63 - 1}, "seed")
+    seed = check_type(raw.get("seed", 0), int, "seed")
+    check_rules(seed, {"min": 0, "max": 2**63 - 1}, "seed")
     proto = get_protocol(name)
     cfg = Config(
         protocol=name,
         seed=seed,
         run=build_section(RunSection, raw.get("run", {}), "run"),
         network=build_section(NetworkSection, raw.get("network", {}), "network"),
+        serve=build_section(ServeSection, raw.get("serve", {}), "serve"),
         section=build_section(proto.section, raw.get(name, {}), name),
         raw=raw,
         source=source,

@@ -8,7 +8,7 @@ import dataclasses
 import typing
 from typing import Any
 
-from mpcbandit.config import NetworkSection, RunSection, load_config, type_name
+from mpcbandit.config import NetworkSection, RunSection, ServeSection, load_config, type_name
 from mpcbandit.protocols import get_protocol
 from mpcbandit.registry import PROTOCOL_MODULES
 from mpcbandit.shipped_configs import shipped_configs
@@ -88,12 +88,13 @@ def protocol_rows() -> list[dict]:
 
 
 def explain_text(protocol: str) -> str:
-    """Every key of [protocol], [run] and [network]: type, default, rules, meaning."""
+    """Every key of [protocol], [run], [network] and [serve]: type, default, rules, meaning."""
     proto = get_protocol(protocol)
     lines = [f"{protocol}: {proto.paper}", ""]
     for title, keys in ((f"[{protocol}]", section_keys(proto.section, protocol)),
                         ("[run]", section_keys(RunSection, "run")),
-                        ("[network]", section_keys(NetworkSection, "network"))):
+                        ("[network]", section_keys(NetworkSection, "network")),
+                        ("[serve]", section_keys(ServeSection, "serve"))):
         lines.append(title)
         for k in keys:
             lines.append(f"  {k.key} ({k.type}, default {k.default!r})")

@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from mpcbandit import __version__
-from mpcbandit.config import NetworkSection, RunSection
+from mpcbandit.config import NetworkSection, RunSection, ServeSection
 from mpcbandit.explain import section_keys
 from mpcbandit.protocols import get_protocol
 from mpcbandit.registry import PROTOCOL_MODULES
@@ -27,7 +27,7 @@ def test_protocols_lists_each_with_paper_roles_and_configs(cli):
 @pytest.mark.parametrize("name", sorted(PROTOCOL_MODULES))
 def test_every_key_is_explained_with_a_meaning(name, cli):
     keys = [*section_keys(get_protocol(name).section, name), *section_keys(RunSection, "run"),
-            *section_keys(NetworkSection, "network")]
+            *section_keys(NetworkSection, "network"), *section_keys(ServeSection, "serve")]
     assert [k.key for k in keys if not k.doc] == []
     out = cli("explain", name).stdout
     for k in keys:

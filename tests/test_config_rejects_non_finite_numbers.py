@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcbandit.config import RunSection, load_config
+from mpcbandit.config import RunSection, ServeSection, load_config
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import get_protocol
 from mpcbandit.registry import PROTOCOL_MODULES
@@ -34,11 +34,13 @@ def float_keys(cls, prefix):
 CASES = [(name, key) for name in sorted(PROTOCOL_MODULES)
          for key in float_keys(get_protocol(name).section, name)]
 CASES += [("demo", key) for key in float_keys(RunSection, "run")]
+CASES += [("demo", key) for key in float_keys(ServeSection, "serve")]
 
 
 def test_every_protocol_has_float_settings_under_test():
     assert {name for name, _ in CASES} >= {"feducb", "hannun", "jdp", "o3m", "samba"}
     assert ("demo", "run.startup_s") in CASES and ("demo", "run.deadline_s") in CASES
+    assert ("demo", "serve.batch_ms") in CASES and ("demo", "serve.decision_timeout_s") in CASES
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])

@@ -8,7 +8,7 @@ import typing
 
 import pytest
 
-from mpcbandit.config import INT_MAX, NetworkSection, RunSection, load_config
+from mpcbandit.config import INT_MAX, NetworkSection, RunSection, ServeSection, load_config
 from mpcbandit.errors import ConfigError
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 
@@ -35,7 +35,8 @@ def every_int_key():
         config = CONFIGS[name]
         yield from ((config, key, listed) for key, listed in int_keys(get_protocol(name).section, name))
         yield from ((config, key, listed) for section, cls in (("run", RunSection),
-                                                               ("network", NetworkSection))
+                                                               ("network", NetworkSection),
+                                                               ("serve", ServeSection))
                     for key, listed in int_keys(cls, section))
 
 

@@ -1,0 +1,69 @@
+"""Who may call a party's API: anyone on this machine while it listens on loopback; beyond
+it, only a caller holding the bearer token read from a private file (serve.token_file)."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import stat
+from pathlib import Path
+
+from mpcbandit.config import ServeSection
+from mpcbandit.errors import ConfigError
+from mpcbandit.net.security import SecurityError, is_loopback
+
+__all__ = ["api_token", "bearer_matches", "MIN_TOKEN_CHARS"]
+
+#: a token shorter than this is guessable: 32 hex digits are 128 bits
+MIN_TOKEN_CHARS = 32
+
+
+def api_token(serve: ServeSection) -> str | None:
+    """The token every request must carry (None: loopback without a token file).
+
+    Binding beyond loopback without serve.token_file is refused, naming the option; the file
+    must be a regular file of this user's (or root's) that no one else may read or write.
+    """
+    if not serve.token_file:
+        if is_loopback(f"tcp://{serve.bind}:0"):
+            return None
+        raise ConfigError("serve.token_file", f"serve.bind = {serve.bind!r} is not a loopback "
+                          "address: the API would answer anyone who reaches this host; give a "
+                          "file (mode 0600) holding a bearer token of at least "
+                          f"{MIN_TOKEN_CHARS} characters (e.g. `openssl rand -hex 32 > FILE`), "
+                          "or bind 127.0.0.1")
+    path = Path(serve.token_file)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as e:
+        raise ConfigError("serve.token_file", f"cannot open {path}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        raw = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    mode = stat.S_IMODE(st.st_mode)
+    if not stat.S_ISREG(st.st_mode):
+        raise SecurityError(f"token file {path} is not a regular file")
+    if st.st_uid not in (0, os.geteuid()):
+        raise SecurityError(f"token file {path} belongs to uid {st.st_uid}, neither you nor "
+                            "root, who could change it")
+    if mode & 0o077:
+        raise SecurityError(f"token file {path} is open to group or others (mode {mode:04o}): "
+                            f"anyone who reads it may call the API; fix with: chmod 600 {path}")
+    try:
+        token = raw.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise ConfigError("serve.token_file", f"{path} is not ASCII text") from None
+    if len(token) < MIN_TOKEN_CHARS or not token.isprintable() or " " in token:
+        raise ConfigError("serve.token_file", f"{path} holds {len(token)} characters: a token "
+                          f"is one word of at least {MIN_TOKEN_CHARS} printable characters")
+    return token
+
+
+def bearer_matches(header: str | None, token: str) -> bool:
+    """Whether an Authorization header carries exactly this bearer token (constant time)."""
+    scheme, _, given = (header or "").partition(" ")
+    # compare_digest's time depends only on the lengths, never on where the bytes differ
+    return (scheme.lower() == "bearer"
+            and hmac.compare_digest(given.strip().encode(), token.encode()))

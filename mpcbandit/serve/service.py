@@ -1,0 +1,426 @@
+"""What a party's API does with each request, apart from HTTP: checks it, logs it, queues it
+for the backend and answers with a status and a JSON body (a Reply). It is also the backend's
+port (mpcbandit/serve/backend.py): batches out, decisions and reports in.
+
+Order of work for each kind (docs/serve.md says it to the user):
+- a context: checked, its id claimed (409 if seen), a queue place reserved (429 if full),
+  logged; once durable it joins the contexts queue, then 202;
+- a decision: refused at once (503) while a peer is gone or the backend is not ready; else
+  claimed, queued, and answered when the backend settles its ticket (the decision is logged
+  before the 200) or after serve.decision_timeout_s (503 naming the missing holders);
+- a reward: 409 if rewarded, 410 if its decision was closed, 404 if no decision for its id is
+  known within serve.decision_timeout_s; else logged, queued, 202.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpcbandit.config import ServeSection
+from mpcbandit.files import OutputError
+from mpcbandit.serve.backend import (KINDS, Backend, BackendState, Closed, Decided, Refused,
+                                     Ticket)
+from mpcbandit.serve.batching import Batch, BatchQueue, QueueFull
+from mpcbandit.serve.idbook import IdBook
+from mpcbandit.serve.metrics import ServeMetrics
+from mpcbandit.serve.requests import BadRequest, parse_context, parse_decision, parse_reward
+from mpcbandit.serve.wal import WriteAheadLog
+
+__all__ = ["Service", "ServiceRole", "Reply", "DURABLE_DEADLINE_S"]
+
+log = logging.getLogger(__name__)
+
+#: an answer waits at most this long for its record's fsync (a stuck disk is a 503, not a hang)
+DURABLE_DEADLINE_S = 10.0
+
+
+@dataclass(frozen=True)
+class ServiceRole:
+    """What this party's application may send: its feature count, decisions, rewards."""
+
+    party: str
+    features: int = 0
+    decides: bool = False
+    rewards: bool = False
+
+    @property
+    def kinds(self) -> list[str]:
+        """The request kinds (queues) this party takes."""
+        takes = {"contexts": self.features > 0, "decisions": self.decides,
+                 "rewards": self.rewards}
+        return [k for k in KINDS if takes[k]]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer: HTTP status, JSON body, extra headers."""
+
+    status: int
+    body: dict
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _error(status: int, message: str, **extra) -> Reply:
+    return Reply(status, {"error": message, **extra})
+
+
+def _bad(e: BadRequest) -> Reply:
+    return _error(400, str(e), field=e.field)
+
+
+class Service:
+    """One party's API behind HTTP, in front of its backend."""
+
+    def __init__(self, serve: ServeSection, role: ServiceRole, backend: Backend, wal_path: Path):
+        self.serve = serve
+        self.role = role
+        self.backend = backend
+        self.wal = WriteAheadLog(wal_path)
+        #: the log as read back at start, for the backend to replay
+        self.records = self.wal.records
+        self.book = IdBook(takes_rewards=role.rewards)
+        self.book.replay(self.records)
+        self.queues = {k: BatchQueue(k, serve.queue_limit) for k in role.kinds}
+        self.metrics = ServeMetrics()
+        self.state = BackendState()
+        self.draining = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._inflight = 0
+        self._idle: asyncio.Event | None = None
+        self._reward_waiters: dict[str, list[asyncio.Future]] = {}
+        #: decisions whose request still waits (refused at once when a peer is reported gone)
+        self._open_tickets: set[Ticket] = set()
+        self._tasks: list[asyncio.Task] = []
+        m = self.metrics
+        m.watch(m.rewards_pending, lambda: self.book.rewards_pending)
+        m.watch(m.wal_fsyncs, lambda: self.wal.fsyncs)
+        m.watch(m.wal_records, lambda: self.wal.appended)
+        for kind, queue in self.queues.items():
+            m.queue_depth.labels(kind).set_function(lambda q=queue: q.depth)
+
+    async def start(self) -> None:
+        """Start the backend (and the reward sweeper of a party that takes rewards)."""
+        self.loop = asyncio.get_running_loop()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.backend.start(self)
+        if self.role.rewards:
+            self._tasks.append(asyncio.create_task(self._close_overdue_rewards()))
+
+    # ------------------------------------------------------------ the backend's port
+
+    def next_batch(self, kind: str, max_items: int | None = None, window_s: float | None = None,
+                   wait_s: float = 1.0) -> Batch | None:
+        """The next batch of kind, in arrival order (see batching.py)."""
+        batch = self.queues[kind].next_batch(max_items or self.serve.max_batch,
+                                             self.serve.batch_ms / 1e3 if window_s is None
+                                             else window_s, wait_s)
+        if batch is not None:
+            self.metrics.batch_size.labels(kind).observe(len(batch.items))
+            log.info("batch %s #%d: %d request(s), the first waited %.1f ms, %d still queued",
+                     kind, batch.number, len(batch.items), 1e3 * batch.waited_s,
+                     self.queues[kind].depth)
+        return batch
+
+    def drained(self, kind: str) -> bool:
+        """Whether the queue of kind is closed and empty."""
+        return self.queues[kind].drained
+
+    def report(self, *, ready: bool | None = None, step: int | None = None,
+               peers: dict[str, str] | None = None, reason: str | None = None) -> None:
+        """The backend's new state (given fields only); a gone peer fails open decisions."""
+        old = self.state
+        self.state = BackendState(old.ready if ready is None else ready,
+                                  old.step if step is None else step,
+                                  dict(old.peers if peers is None else peers),
+                                  old.reason if reason is None else reason)
+        newly_gone = sorted(set(self.state.gone) - set(old.gone))
+        if newly_gone:
+            names = ", ".join(newly_gone)
+            log.error("peer(s) %s gone: decisions fail with 503", names)
+            for ticket in list(self._open_tickets):
+                ticket.refuse(f"peer(s) {names} gone"
+                              + (f" ({self.state.reason})" if self.state.reason else ""))
+
+    def report_op(self, op: str, rounds: int, bytes_sent: int) -> None:
+        """Count one op's rounds and bytes."""
+        self.metrics.report_op(op, rounds, bytes_sent)
+
+    def decided(self, ids: list[str]) -> None:
+        """These ids were decided elsewhere: rewards for them are accepted from now on."""
+        if not self.role.rewards:
+            return
+        now = time.time()
+        for rid in ids:
+            self.book.note_decided(rid, now)
+            self.wal.append({"kind": "decided", "id": rid, "at": now})
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self._wake_reward_waiters, list(ids))
+
+    # ------------------------------------------------------------ the API
+
+    @contextmanager
+    def _request(self):
+        self._inflight += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._inflight -= 1
+            if not self._inflight:
+                self._idle.set()
+
+    def _refusal(self, kind: str, what: str) -> Reply | None:
+        if self.draining:
+            return _error(503, f"party {self.role.party} is stopping (SIGTERM): it takes no "
+                               "new requests")
+        if kind not in self.queues:
+            return _error(404, f"party {self.role.party} takes no {what}: send them to the "
+                               f"party whose application {_SENDS[kind]}")
+        return None
+
+    async def _durable(self, fut: Future, undo) -> Reply | None:
+        """Wait for a record's fsync; a Reply (503) if the log failed or is stuck."""
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), DURABLE_DEADLINE_S)
+        except asyncio.TimeoutError:
+            return _error(503, f"the write-ahead log {self.wal.path} did not reach the disk "
+                               f"within {DURABLE_DEADLINE_S:g} s")
+        except OutputError as e:
+            undo()
+            return _error(503, str(e))
+        return None
+
+    def _admit(self, kind: str, what: str, raw: bytes, parse, ids: set[str], noun: str,
+               check=None):
+        """Refusals, the body's check, the id's claim (409) and a queue place (429): the
+        request, or the Reply that refuses it."""
+        refusal = self._refusal(kind, what)
+        if refusal:
+            return refusal
+        try:
+            req = parse(raw)
+        except BadRequest as e:
+            return _bad(e)
+        unfit = check() if check else None
+        if unfit:
+            return unfit
+        if not self.book.claim(ids, req.id):
+            return _error(409, f"{noun} for id {req.id!r} was already received", id=req.id)
+        try:
+            self.queues[kind].reserve()
+        except QueueFull as e:
+            self.book.forget(ids, req.id)
+            return self._full(e)
+        return req
+
+    async def post_context(self, raw: bytes) -> Reply:
+        """POST /v1/contexts: 202 once the context is logged and queued."""
+        with self._request():
+            req = self._admit("contexts", "contexts (it is no feature holder)", raw,
+                              lambda b: parse_context(b, self.role.features),
+                              self.book.contexts, "a context")
+            if isinstance(req, Reply):
+                return req
+            queue = self.queues["contexts"]
+            record = {"kind": "context", "id": req.id, "features": req.features,
+                      "at": time.time()}
+            fut = self.wal.append(record, then=lambda _r: queue.put(req))
+            failed = await self._durable(fut, lambda: (queue.release(),
+                                                       self.book.forget(self.book.contexts,
+                                                                        req.id)))
+            if failed:
+                return failed
+            self.metrics.contexts.inc()
+            return Reply(202, {"id": req.id})
+
+    def _full(self, e: QueueFull) -> Reply:
+        retry = max(1, round(self.serve.batch_ms / 1e3 * 4))
+        return Reply(429, {"error": str(e)}, {"Retry-After": str(retry)})
+
+    async def post_decision(self, raw: bytes) -> Reply:
+        """POST /v1/decisions: 200 with the arm once decided and logged, else 503."""
+        with self._request():
+            req = self._admit("decisions", "decision requests (it pulls no arms)", raw,
+                              parse_decision, self.book.requested, "a decision request",
+                              check=self._unfit_to_decide)
+            if isinstance(req, Reply):
+                return req
+            queue = self.queues["decisions"]
+            started = time.monotonic()
+            ticket = Ticket(req.id, self._record_decision)
+            self._open_tickets.add(ticket)
+            try:
+                queue.put(ticket)
+                return await self._await_decision(ticket, started)
+            finally:
+                self._open_tickets.discard(ticket)
+
+    def _unfit_to_decide(self) -> Reply | None:
+        state = self.state
+        if state.gone:
+            names = ", ".join(state.gone)
+            return _error(503, f"peer(s) {names} gone: no decision can be made"
+                               + (f" ({state.reason})" if state.reason else ""),
+                          gone=state.gone)
+        if not state.ready:
+            return _error(503, "not ready: " + (state.reason or "the backend has not said "
+                                                "it is ready (peers' hello)"))
+        return None
+
+    async def _await_decision(self, ticket: Ticket, started: float) -> Reply:
+        timeout = self.serve.decision_timeout_s
+        try:
+            outcome = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ticket.outcome)),
+                                             timeout)
+        except asyncio.TimeoutError:
+            ticket.abandoned = True
+            missing = self.backend.missing(ticket.id)
+            self.metrics.decision_timeouts.inc()
+            waits = (f"waiting for the slice of {', '.join(missing)}" if missing
+                     else "every holder's slice arrived; the backend did not finish")
+            return _error(503, f"no decision for id {ticket.id!r} within "
+                               f"serve.decision_timeout_s = {timeout:g} s: {waits}",
+                          id=ticket.id, missing=missing)
+        except OutputError as e:
+            return _error(503, str(e), id=ticket.id)
+        if isinstance(outcome, Refused):
+            return _error(503, f"no decision for id {ticket.id!r}: {outcome.reason}",
+                          id=ticket.id)
+        self.metrics.decisions.inc()
+        self.metrics.decision_latency.observe(time.monotonic() - started)
+        return Reply(200, {"id": ticket.id, "arm": outcome.arm})
+
+    def _record_decision(self, ticket: Ticket, decided: Decided) -> None:
+        """Log the backend's decision; the ticket's outcome resolves once it is durable."""
+        now = time.time()
+        if ticket.abandoned:
+            self.metrics.decisions_late.inc()
+        self.book.note_decided(ticket.id, now)
+        fut = self.wal.append({"kind": "decision", "id": ticket.id, "arm": decided.arm,
+                               "step": decided.step, "at": now})
+
+        def settle(done: Future) -> None:
+            error = done.exception()
+            if error is not None:
+                ticket.outcome.set_exception(error)
+            else:
+                ticket.outcome.set_result(decided)
+        fut.add_done_callback(settle)
+
+    async def post_reward(self, raw: bytes) -> Reply:
+        """POST /v1/rewards: 202 once the reward is logged and queued."""
+        with self._request():
+            refusal = self._refusal("rewards", "rewards (it holds no rewards)")
+            if refusal:
+                return refusal
+            try:
+                req = parse_reward(raw)
+            except BadRequest as e:
+                return _bad(e)
+            state = self.book.reward_state(req.id)
+            if state == "unknown":
+                state = await self._await_decided(req.id)
+            if state == "unknown":
+                return _error(404, f"no decision is known for id {req.id!r} (none within "
+                                   f"serve.decision_timeout_s = "
+                                   f"{self.serve.decision_timeout_s:g} s)", id=req.id)
+            if state == "closed":
+                return _error(410, f"the decision for id {req.id!r} waited longer than "
+                                   f"serve.reward_timeout_s = {self.serve.reward_timeout_s:g} s "
+                                   "and was closed without an update", id=req.id)
+            queue = self.queues["rewards"]
+            try:
+                queue.reserve()
+            except QueueFull as e:
+                return self._full(e)
+            if not self.book.claim_reward(req.id):
+                queue.release()
+                return _error(409, f"a reward for id {req.id!r} was already received",
+                              id=req.id)
+            now = time.time()
+            fut = self.wal.append({"kind": "reward", "id": req.id, "reward": req.reward,
+                                   "at": now}, then=lambda _r: queue.put(req))
+            failed = await self._durable(fut, lambda: (queue.release(),
+                                                       self.book.unclaim_reward(req.id, now)))
+            if failed:
+                return failed
+            self.metrics.rewards.inc()
+            return Reply(202, {"id": req.id})
+
+    async def _await_decided(self, rid: str) -> str:
+        waiter = self.loop.create_future()
+        self._reward_waiters.setdefault(rid, []).append(waiter)
+        try:
+            if self.book.reward_state(rid) == "unknown":
+                await asyncio.wait_for(waiter, self.serve.decision_timeout_s)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            waiters = self._reward_waiters.get(rid, [])
+            if waiter in waiters:
+                waiters.remove(waiter)
+            if not waiters:
+                self._reward_waiters.pop(rid, None)
+        return self.book.reward_state(rid)
+
+    def _wake_reward_waiters(self, ids: list[str]) -> None:
+        for rid in ids:
+            for waiter in self._reward_waiters.pop(rid, []):
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    async def _close_overdue_rewards(self) -> None:
+        """Close decisions whose reward is overdue: logged, then handed to the backend."""
+        period = min(1.0, self.serve.reward_timeout_s / 2)
+        queue = self.queues["rewards"]
+        while not self.draining:
+            await asyncio.sleep(period)
+            for rid in self.book.overdue(time.time() - self.serve.reward_timeout_s):
+                self.book.close(rid)
+                self.metrics.rewards_expired.inc()
+                self.wal.append({"kind": "expired", "id": rid, "at": time.time()},
+                                then=lambda _r, rid=rid: queue.put(Closed(rid), reserved=False))
+
+    def health(self) -> Reply:
+        """GET /v1/health: ready, the peers as the backend reported them, the model's step."""
+        state = self.state
+        why = ""
+        if self.draining:
+            why = "stopping (SIGTERM)"
+        elif self.wal.broken is not None:
+            why = str(self.wal.broken)
+        elif state.gone:
+            why = f"peer(s) {', '.join(state.gone)} gone"
+        elif not state.ready:
+            why = state.reason or "waiting for the backend (peers' hello)"
+        body = {"ready": not why, "peers": state.peers, "step": state.step}
+        if why:
+            body["reason"] = why
+        return Reply(200, body)
+
+    async def drain(self, deadline_s: float) -> None:
+        """SIGTERM: refuse new requests, let the backend finish what is queued, close the log."""
+        self.draining = True
+        for queue in self.queues.values():
+            queue.close()
+        for task in self._tasks:
+            task.cancel()
+        end = self.loop.time() + deadline_s
+        try:
+            await asyncio.wait_for(self._idle.wait(), deadline_s)
+        except asyncio.TimeoutError:
+            log.error("drain: %d request(s) still open after %g s", self._inflight, deadline_s)
+        left = max(0.1, end - self.loop.time())
+        await self.loop.run_in_executor(None, self.backend.stop, left)
+        self.wal.close()
+
+
+#: which application sends each kind (for a 404 that says where to send it)
+_SENDS = {"contexts": "holds features", "decisions": "pulls arms", "rewards": "holds rewards"}

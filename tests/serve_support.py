@@ -1,0 +1,192 @@
+"""The serve shell under test: a fake backend (no shares, no MPC), a service running in a
+thread of its own, a party process, and a plain HTTP client."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import http.client
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from mpcbandit.config import ServeSection
+from mpcbandit.serve.server import drain_and_stop, start_service
+from mpcbandit.serve.service import ServiceRole
+
+REPO = Path(__file__).resolve().parents[1]
+DEADLINE_S = 60.0
+
+
+def arm_for(rid: str, arms: int = 10) -> int:
+    """The arm the fake backend picks for an id."""
+    return zlib.crc32(rid.encode()) % arms
+
+
+def wait_for(condition, what: str, deadline_s: float = DEADLINE_S, every_s: float = 0.02):
+    """Wait until condition() is truthy (and return it), or fail naming what was awaited."""
+    end = time.monotonic() + deadline_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"not within {deadline_s:g} s: {what}")
+        time.sleep(every_s)
+
+
+class FakeBackend:
+    """Plain code in the backend's place: decides each batch at once (arm_for(id)), or holds
+    its decisions until released; pulls each kind unless paused; records every batch."""
+
+    def __init__(self, kinds=("contexts", "decisions", "rewards"), *, ready=True, peers=None,
+                 hold=False, missing=(), paused=()):
+        self.kinds = list(kinds)
+        self.ready = ready
+        self.peers = dict(peers or {"feature_holder.1": "up"})
+        self.batches: list[tuple[str, list]] = []
+        self.missing_holders = list(missing)
+        self.step = 0
+        self.port = None
+        self._lock = threading.Lock()
+        self._release = threading.Event()
+        if not hold:
+            self._release.set()
+        self._resume = {k: threading.Event() for k in self.kinds}
+        for k in self.kinds:
+            if k not in paused:
+                self._resume[k].set()
+        self._threads: list[threading.Thread] = []
+        self.stopped = False
+
+    # the Backend interface
+    def start(self, port) -> None:
+        self.port = port
+        port.report(ready=self.ready, peers=self.peers, step=0)
+        for kind in self.kinds:
+            t = threading.Thread(target=self._pull, args=(kind,), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def missing(self, request_id: str) -> list[str]:
+        return list(self.missing_holders)
+
+    def stop(self, deadline_s: float) -> None:
+        end = time.monotonic() + deadline_s
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
+        self.stopped = True
+
+    # what tests do to it
+    def release(self) -> None:
+        """Decide the held decisions (and every later one at once)."""
+        self._release.set()
+
+    def resume(self, kind: str) -> None:
+        """Start pulling a paused kind."""
+        self._resume[kind].set()
+
+    def go_down(self, peer: str) -> None:
+        """Say a peer is gone."""
+        self.peers[peer] = "gone"
+        self.port.report(peers=self.peers, reason=f"{peer} stopped answering")
+
+    def batches_of(self, kind: str) -> list[list]:
+        with self._lock:
+            return [items for k, items in self.batches if k == kind]
+
+    def _pull(self, kind: str) -> None:
+        while not self.port.drained(kind):
+            if not self._resume[kind].wait(0.05):
+                continue
+            batch = self.port.next_batch(kind, wait_s=0.05)
+            if batch is None:
+                continue
+            with self._lock:
+                self.batches.append((kind, [getattr(i, "id", i) for i in batch.items]))
+            if kind != "decisions":
+                continue
+            self._release.wait(DEADLINE_S)
+            self.step += 1
+            for ticket in batch.items:
+                ticket.decide(arm_for(ticket.id), self.step)
+            self.port.report(step=self.step)
+            self.port.report_op("decide", 16, 1000 * len(batch.items))
+
+
+def serve_section(**values) -> ServeSection:
+    """A [serve] section: small deadlines for tests, loopback, a free port."""
+    base = {"batch_ms": 2.0, "decision_timeout_s": 5.0}
+    return dataclasses.replace(ServeSection(), **{**base, **values})
+
+
+class LiveService:
+    """A party API served from an event loop in a thread of its own (no signals)."""
+
+    def __init__(self, wal_path: Path, *, serve: ServeSection | None = None,
+                 role: ServiceRole | None = None, backend: FakeBackend | None = None):
+        self.backend = backend or FakeBackend()
+        self.role = role or ServiceRole("party.0", features=2, decides=True, rewards=True)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.running = asyncio.run_coroutine_threadsafe(
+            start_service(serve or serve_section(), self.role, self.backend, wal_path),
+            self.loop).result(DEADLINE_S)
+        self.service = self.running.service
+        self.url = self.running.url
+
+    def call(self, method: str, path: str, body=None, **kw):
+        return call(self.url, method, path, body, **kw)
+
+    def close(self) -> None:
+        if self.loop.is_running():
+            asyncio.run_coroutine_threadsafe(drain_and_stop(self.running, 10.0),
+                                             self.loop).result(DEADLINE_S)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(DEADLINE_S)
+
+
+def call(url: str, method: str, path: str, body=None, *, token: str | None = None,
+         raw: bytes | None = None, timeout: float = DEADLINE_S):
+    """(status, JSON body or text, headers) of one request over a fresh connection."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    try:
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        text = resp.read()
+        kind = resp.getheader("Content-Type", "")
+        out = json.loads(text) if kind.startswith("application/json") else text.decode()
+        return resp.status, out, dict(resp.getheaders())
+    finally:
+        conn.close()
+
+
+def start_party(tmp_path: Path, *args: str, name: str = "party") -> tuple[subprocess.Popen, str]:
+    """Start tests/serve_party.py (a party process with the fake backend); (process, url)."""
+    url_file = tmp_path / f"{name}.url"
+    url_file.unlink(missing_ok=True)
+    log = open(tmp_path / f"{name}.log", "ab")
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "serve_party.py"),
+                             "--url-file", str(url_file), *args], cwd=REPO,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=log, stderr=log)
+    log.close()
+
+    def listening():
+        if proc.poll() is not None:
+            raise AssertionError(f"the party exited with {proc.returncode}: "
+                                 f"{(tmp_path / f'{name}.log').read_text()}")
+        return url_file.exists() and url_file.read_text()
+
+    return proc, wait_for(listening, "the party process listens")

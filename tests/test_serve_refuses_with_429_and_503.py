@@ -1,0 +1,67 @@
+"""A full queue answers 429 with Retry-After; a decision not made in time is 503 naming the
+holders whose slice is missing; a peer the backend reports gone shows in /v1/health and makes
+decisions fail at once with 503 naming it."""
+
+import threading
+
+from serve_support import FakeBackend, LiveService, serve_section, wait_for
+
+
+def test_a_full_queue_answers_429_with_retry_after_naming_the_limit(tmp_path):
+    backend = FakeBackend(paused=("contexts",))
+    live = LiveService(tmp_path / "p.wal", serve=serve_section(queue_limit=2), backend=backend)
+    try:
+        for rid in ("q1", "q2"):
+            assert live.call("POST", "/v1/contexts", {"id": rid, "features": [1, 2]})[0] == 202
+        status, body, headers = live.call("POST", "/v1/contexts", {"id": "q3",
+                                                                   "features": [1, 2]})
+        assert status == 429 and "serve.queue_limit" in body["error"]
+        assert int(headers["Retry-After"]) >= 1
+        backend.resume("contexts")
+        wait_for(lambda: live.service.queues["contexts"].depth == 0, "the queue empties")
+        # refused, so not taken: the same id is welcome once there is room
+        assert live.call("POST", "/v1/contexts", {"id": "q3", "features": [1, 2]})[0] == 202
+    finally:
+        live.close()
+
+
+def test_a_decision_not_made_in_time_is_503_naming_the_missing_holders(tmp_path):
+    backend = FakeBackend(hold=True, missing=["feature_holder.1"])
+    live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=0.3),
+                       backend=backend)
+    try:
+        status, body, _ = live.call("POST", "/v1/decisions", {"id": "late"})
+        assert status == 503 and body["missing"] == ["feature_holder.1"]
+        assert "'late'" in body["error"] and "feature_holder.1" in body["error"]
+        assert "decision_timeout_s" in body["error"]
+        backend.release()  # decided after all: logged, counted late, a reward is welcome
+        wait_for(lambda: live.service.metrics.decisions_late._value.get() == 1, "counted late")
+        assert live.call("POST", "/v1/rewards", {"id": "late", "reward": 1.0})[0] == 202
+    finally:
+        live.close()
+
+
+def test_a_gone_peer_shows_in_health_and_fails_decisions_fast_naming_it(tmp_path):
+    backend = FakeBackend(hold=True)
+    live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=60.0),
+                       backend=backend)
+    try:
+        waiting = {}
+        poster = threading.Thread(target=lambda: waiting.setdefault(
+            "r", live.call("POST", "/v1/decisions", {"id": "open"})))
+        poster.start()
+        wait_for(lambda: backend.batches_of("decisions"), "the backend holds a batch")
+        backend.go_down("feature_holder.1")
+        poster.join(30)
+        status, body, _ = waiting["r"]  # the open decision is refused, not left to time out
+        assert status == 503 and "feature_holder.1" in body["error"]
+        status, body, _ = live.call("GET", "/v1/health")
+        assert status == 200 and body["ready"] is False
+        assert body["peers"] == {"feature_holder.1": "gone"}
+        assert "feature_holder.1" in body["reason"]
+        status, body, _ = live.call("POST", "/v1/decisions", {"id": "new"})
+        assert status == 503 and body["gone"] == ["feature_holder.1"]
+        assert "stopped answering" in body["error"]
+    finally:
+        backend.release()
+        live.close()

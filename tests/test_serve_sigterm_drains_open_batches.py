@@ -1,0 +1,44 @@
+"""SIGTERM drains a party: new requests get 503, the batches already open are finished by the
+backend and answered, their decisions are logged, and the process exits 0."""
+
+import signal
+import threading
+
+from mpcbandit.serve.wal import read_records
+from serve_support import arm_for, call, start_party, wait_for
+
+
+def test_sigterm_answers_open_decisions_refuses_new_ones_and_exits_0(tmp_path):
+    wal, gate = tmp_path / "run" / "party.wal", tmp_path / "decide-now"
+    proc, url = start_party(tmp_path, "--wal", str(wal), "--hold-until", str(gate),
+                            "--set", "decision_timeout_s=60")
+    try:
+        answers = {}
+        posters = [threading.Thread(target=lambda rid=rid: answers.__setitem__(
+            rid, call(url, "POST", "/v1/decisions", {"id": rid}))) for rid in ("o1", "o2", "o3")]
+        for t in posters:
+            t.start()
+        wait_for(lambda: 'mpcbandit_batch_size_count{kind="decisions"} 1.0'
+                 in call(url, "GET", "/metrics")[1], "the backend took a batch")
+        proc.send_signal(signal.SIGTERM)
+
+        def refused():
+            status, body, _ = call(url, "POST", "/v1/contexts", {"id": "n", "features": [1, 2]})
+            return status == 503 and "stopping" in body["error"] and body
+        wait_for(refused, "new requests are refused with 503")
+        health = call(url, "GET", "/v1/health")[1]
+        assert health["ready"] is False and "stopping" in health["reason"]
+        assert not answers  # the open decisions still wait for the backend
+        gate.touch()
+        for t in posters:
+            t.join(60)
+        assert {rid: a[:2] for rid, a in answers.items()} == {
+            rid: (200, {"id": rid, "arm": arm_for(rid)}) for rid in ("o1", "o2", "o3")}
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    decisions = {r["id"]: r["arm"] for r in read_records(wal)[0] if r["kind"] == "decision"}
+    assert decisions == {rid: arm_for(rid) for rid in ("o1", "o2", "o3")}
+    assert "drained" in (tmp_path / "party.log").read_text()
