@@ -24,7 +24,7 @@ import numpy as np
 from mpcbandit.experiments.common import Output, experiment_command, shipped_config, sized_option
 from mpcbandit.experiments.hannun import data_option, kind_of_data
 from mpcbandit.mpc import functions, truncated_product, truncation
-from mpcbandit.protocols import hannun
+from mpcbandit.protocols import hannun, hannun_batch
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 __all__ = ["WrapLedger", "bench", "counting"]
@@ -121,12 +121,15 @@ def counting(ledger: WrapLedger):
 
     fused_product = truncated_product.mul_truncated
     truncation.truncate = functions.truncate = counted
-    truncated_product.mul_truncated = hannun.mul_truncated = counted_product
+    # every module that imported the product by name: the protocol and its op chains
+    truncated_product.mul_truncated = hannun.mul_truncated = hannun_batch.mul_truncated = \
+        counted_product
     try:
         yield ledger
     finally:
         truncation.truncate = functions.truncate = original
-        truncated_product.mul_truncated = hannun.mul_truncated = fused_product
+        truncated_product.mul_truncated = hannun.mul_truncated = hannun_batch.mul_truncated = \
+            fused_product
 
 
 COLUMNS = ["call_site", "truncation", "elements_per_step", "expected_wraps_per_step",
