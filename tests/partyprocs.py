@@ -113,5 +113,5 @@ def assert_same_cost_per_step(resumed: dict, whole: dict, rel: float = 0.02) -> 
     """A resumed run's per-step figures (its resumed part's counters over that part's steps)
     equal an uninterrupted run's, but for set-up spread over fewer steps."""
     for key in ("rounds_per_step", "bytes_per_step", "hops_per_step"):
-        assert resumed[key] == pytest.approx(whole[key], rel=rel), key
+        assert resumed[key] == pytest.approx(whole[key], rel=rel), (key, resumed[key], whole[key])
     assert resumed["counted_steps"] == resumed["steps"] - resumed["resumed_from"]

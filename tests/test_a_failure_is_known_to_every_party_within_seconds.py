@@ -18,6 +18,8 @@ from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
 from mpcbandit.progress_file import read_progress
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 DEADLINE_S = 60
 #: survivors must be gone well before the deadline: within this many seconds of the fault
 PROMPTLY_S = 20

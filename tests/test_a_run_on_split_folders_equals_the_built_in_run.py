@@ -15,6 +15,8 @@ from mpcbandit.data.mnist import mnist_present
 from mpcbandit.protocols import get_protocol
 from mpcbandit.protocols.inproc_runner import inproc_summary
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 _SMALL_KEYS = ["samba.paillier_bits=512", "samba.insecure_small_keys=true", "samba.budget=120",
                "samba.arms=4", "samba.fresh_seeds=false"]
 

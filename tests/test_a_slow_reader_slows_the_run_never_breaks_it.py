@@ -13,6 +13,8 @@ import pytest
 from mpcbandit.progress_file import read_progress
 from partyprocs import party_pids, start_run
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 ITERATIONS = 2000
 
 

@@ -16,6 +16,9 @@ from mpcbandit.launch import pick_base_port
 from mpcbandit.net.security import write_keys
 from mpcbandit.protocols.demo import plaintext
 from parties import run_party
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 SETS = ["demo.inputs=2", "demo.computing=2", "demo.length=32", "demo.iterations=3", "seed=8"]
 

@@ -5,6 +5,9 @@ import json
 import signal
 
 from partyprocs import kill_party, party_pids, start_run, wait_for_progress
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 ITERATIONS = 1500
 # An emulated 0.2 Mbit/s link passes one of the demo's ~115-byte messages in >= 4.6 ms, so an

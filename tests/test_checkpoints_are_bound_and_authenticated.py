@@ -16,6 +16,8 @@ from mpcbandit.checkpoint import CheckpointError, CheckpointStore
 from mpcbandit.config import load_config
 from mpcbandit.identity import identity_fields
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 STATE = {"shares": np.arange(6, dtype=np.uint64), "t": 4, "history": [1.5, 2.5]}
 
 

@@ -13,6 +13,8 @@ import pytest
 from conftest import REPO
 from mpcbandit.launch import pick_base_port
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 SETS = ["demo.inputs=2", "demo.computing=2", "demo.length=8", "demo.iterations=3"]
 NAMES = ["input.0", "input.1", "compute.0", "compute.1", "output.0"]

@@ -23,6 +23,8 @@ from conftest import REPO
 from mpcbandit.launch import pick_base_port
 from netns import Hosts, NamespaceUnavailable
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 FILES = {"demo": "deploy/compose-demo.yml", "default": "docker-compose.yml"}
 STEPS = 200  # $MPCBANDIT_STEPS
 

@@ -8,6 +8,8 @@ import pytest
 
 from mpcbandit.data.criteo import CriteoReplay, load_criteo, scan_criteo
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 ROWS, ARMS, CHUNK = 20_000, 10, 500
 
 

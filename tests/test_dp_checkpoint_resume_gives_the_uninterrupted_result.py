@@ -7,6 +7,8 @@ import pytest
 
 from partyprocs import kill_and_resume
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 EVERY = 10
 
 # (config, section, horizon, kill once every party passed this round, victim)

@@ -2,6 +2,9 @@
 
 import csv
 from pathlib import Path
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 
 def _rows(path: Path) -> list[list[str]]:

@@ -15,6 +15,8 @@ from mpcbandit.dp.accounting import privacy_params
 from mpcbandit.dp.noise import seeded_source
 from mpcbandit.dp.tree import TreeMechanism
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 N, STEPS = 1600, 7  # prefixes 1..7 use 1, 1, 2, 1, 2, 2, 3 nodes
 
 

@@ -10,6 +10,8 @@ from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import get_protocol
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 CONFIG = "configs/feducb-paper.toml"  # the log-det rule of docs/feducb.md's measurements
 
 

@@ -24,6 +24,8 @@ from mpcbandit.experiments.frontier_mechanisms import MECHANISMS, samba_contextu
 from mpcbandit.launch import run_local
 from mpcbandit.shipped_configs import SHIPPED
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 TINY = """
 [task]
 dims = 4

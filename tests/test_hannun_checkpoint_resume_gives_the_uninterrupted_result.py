@@ -10,6 +10,8 @@ import pytest
 import partyprocs
 from hannun_inproc import assert_matches_replay
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 EVERY = 25
 STEPS = 600  # three exploration / reward blocks of 256: the resume point falls inside one
 #: a secret run resumed at step ~275 against the replay of its dealer's key: a new key from the

@@ -12,6 +12,9 @@ from hannun_inproc import SECRET_AGREEMENT, run_hannun
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.protocols.hannun_reference import replay
 from mpcbandit.protocols.hannun_stream import exploration
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 STEPS, EPS = 600, 0.3
 

@@ -9,6 +9,8 @@ from click.testing import CliRunner
 
 from mpcbandit.cli import main
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 
 def _invoke(tmp_path: Path, *args: str) -> None:
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path)])

@@ -8,6 +8,9 @@ import json
 import numpy as np
 
 from hannun_inproc import SECRET_AGREEMENT
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 CONFIG = "configs/hannun-synthetic.toml"
 SETS = ["--seed", "12", "--set", "hannun.iterations=40", "--set", "hannun.epsilon=0.3"]

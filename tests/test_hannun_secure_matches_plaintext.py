@@ -9,6 +9,8 @@ from hannun_inproc import run_hannun
 from mpcbandit.data import data_root
 from mpcbandit.protocols.hannun_reference import replay
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 HAVE_MNIST = (data_root() / "mnist" / "train-images-idx3-ubyte.gz").exists()
 
 

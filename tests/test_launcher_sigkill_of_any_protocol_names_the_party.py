@@ -9,6 +9,8 @@ import pytest
 
 from partyprocs import kill_party, party_pids, reap_check, start_run, wait_for_progress
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 DEADLINE_S = 6.0
 LONG = "10000000"
 MPCOPS = ["configs/mpc-ops.toml", "--set", 'mpcops.ops=["mul", "lt"]',

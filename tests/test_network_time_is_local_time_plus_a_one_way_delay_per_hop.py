@@ -15,6 +15,8 @@ from mpcbandit.config import load_config
 from mpcbandit.protocols.inproc_runner import inproc_summary_json
 from mpcbandit.results import estimate_seconds
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 #: every protocol at a few steps: (config, overrides)
 CASES = {
     "demo": ("configs/demo-sum.toml", ["demo.iterations=3"]),

@@ -7,6 +7,9 @@ from click.testing import CliRunner
 
 from mpcbandit.cli import main
 from mpcbandit.experiments.o3m_table_c3 import measure_setting
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 
 def test_table_c3_small_setting_times_every_method_and_o3m_is_exact():

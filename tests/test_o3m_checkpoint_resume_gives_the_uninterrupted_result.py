@@ -8,6 +8,8 @@ import pytest
 
 from partyprocs import assert_same_cost_per_step, kill_and_resume
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 EVERY = 25
 ROUNDS = 400  # > 2 x WINDOW_ROUNDS, so go-aheads are due on both sides of the resume point
 

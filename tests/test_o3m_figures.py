@@ -10,6 +10,8 @@ from click.testing import CliRunner
 from mpcbandit.cli import main
 from mpcbandit.experiments.o3m import lossless_curves, partial_curves
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 
 def _figure(tmp_path, name, *args):
     result = CliRunner().invoke(main, ["figure", name, *args, "--out", str(tmp_path)])

@@ -8,6 +8,9 @@ from pathlib import Path
 from conftest import load_script
 
 from mpcbandit.experiments import BENCHES, FIGURES
+import pytest
+
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 reproduce = load_script("reproduce")
 

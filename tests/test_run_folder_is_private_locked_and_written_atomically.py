@@ -15,6 +15,8 @@ from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import OutputError, RunLock, make_private_dir, write_json
 from partyprocs import start_run, wait_for_progress
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 REPO = Path(__file__).resolve().parents[1]
 
 

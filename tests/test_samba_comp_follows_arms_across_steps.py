@@ -9,6 +9,8 @@ from click.testing import CliRunner
 from mpcbandit.cli import main
 from mpcbandit.experiments import samba_comp_tracking as tracking
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 
 @pytest.mark.parametrize("algorithm", ["epsilon-greedy", "softmax", "pursuit"])
 def test_comp_reads_the_rewards_of_mean_score_algorithms(algorithm):

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 SHIPPED = sorted((REPO / "mpcbandit" / "configs").glob("*.toml"))
 
 

@@ -13,6 +13,8 @@ from mpcbandit.data.criteo import default_path as criteo_sample
 from mpcbandit.launch import run_local
 from mpcbandit.results import SCHEMA_VERSION
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: every shipped config at a few steps (data-backed ones skip without the data)

@@ -10,6 +10,8 @@ from click.testing import CliRunner
 from mpcbandit.cli import main
 from mpcbandit.experiments.transport import timed_round
 
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+
 
 def test_bench_transport_writes_ours_beside_the_raw_floor_for_every_case(tmp_path):
     # 128 KiB: CurveZMQ is measured past 64 KiB too, as every other case (it was dropped silently)
