@@ -99,6 +99,8 @@ class Channel:
         #: the most unread bytes any one peer had waiting here
         self.peak_buffered_bytes = 0
         self._idle_since = time.perf_counter()
+        #: when the peers' connections are next checked by receive_any / poll
+        self._watch_at = self._idle_since + _WATCH_S
         self.duplicates_dropped = 0
         self._dropped_from: dict[str, int] = defaultdict(int)
         self._accepted: dict[str, int] = defaultdict(int)  # messages accepted per sender
@@ -151,10 +153,21 @@ class Channel:
     def receive_any(self, label: str, senders: Iterable[str]) -> tuple[str, Any]:
         """One round: the next label message from whichever of senders delivers first."""
         senders = list(senders)
+        got = self._first_of(label, senders, self.deadline_s)
+        if got is None:
+            raise PeerTimeout(" or ".join(senders), f"{label}#*", self.deadline_s)
+        return got
+
+    def poll(self, label: str, senders: Iterable[str], wait_s: float) -> tuple[str, Any] | None:
+        """The next label message from whichever of senders, if one is here or arrives within
+        wait_s, else None (a party that serves requests as they come: `mpcbandit serve`).
+        Watches the peers as every wait does, also across short polls (PeerGone)."""
+        return self._first_of(label, list(senders), wait_s)
+
+    def _first_of(self, label: str, senders: list[str], wait_s: float) -> tuple[str, Any] | None:
         t1 = time.perf_counter()
         st = self.stats.op(label)
-        deadline = t1 + self.deadline_s
-        watch_at = t1 + _WATCH_S
+        deadline = t1 + wait_s
         while True:
             for peer in senders:
                 key = (peer, f"{label}#{self._count_in[(peer, label)]}")
@@ -168,16 +181,17 @@ class Channel:
                     self._idle_since = t2
                     return peer, body
             now = time.perf_counter()
-            if deadline <= now:
-                raise PeerTimeout(" or ".join(senders), f"{label}#*", self.deadline_s)
+            if deadline <= now and not self._pump(0):
+                return None  # nothing more has arrived: what waited was read above
             if all(p in self._finished for p in senders):
                 raise ProtocolError(" and ".join(senders), f"{label}#*", "finished without "
                                     "sending this message")
             check_stop()
-            if now >= watch_at:
+            if now >= self._watch_at:
                 self._watch_peers(f"{label}#*")
-                watch_at = now + _WATCH_S
-            self._pump(min(deadline - now, _WATCH_S))
+                self._watch_at = now + _WATCH_S
+            if deadline > now:
+                self._pump(min(deadline - now, _WATCH_S))
 
     def start_clock(self) -> None:
         """Count compute time and hops from now (set-up before the protocol is not the
