@@ -99,7 +99,7 @@ class _Puller:
         for op in self.oplog.ops[start:]:
             {"decide": self.decide, "update": self.update, "drop": self.drop}[op["kind"]](
                 op["ids"], op["n"])
-        self.replaying = False
+        self.replaying, self.logged = False, {}
         for f in self.followers:
             self.chan.send(OPS, f, {"kind": "live"})
         self.port.report(ready=True, step=self.oplog.n, reason="")
@@ -278,18 +278,20 @@ def _reward_holder(ctx: ServeContext) -> str | None:
     start, _ = follower.join()
     saved = ctx.state.load(start) if start else {"consumed": 0, "unapplied": []}
     feed = [r for r in port.records if r.get("kind") in ("reward", "expired")]
-    unapplied = dict.fromkeys(saved["unapplied"])
+    unapplied = dict(saved["unapplied"])   # id -> "reward" | "expired", reported, not applied
     backlog = feed[saved["consumed"]:]
     wanted = set(unapplied) | {r["id"] for r in backlog}
     rewards = {r["id"]: r["reward"] for r in feed if r.get("kind") == "reward"
                and r["id"] in wanted}
     decided = {r["id"] for r in port.records if r.get("kind") == "decided"}
+    replayed: set[str] = set()   # applied by the ops replayed at this start
     consumed, live = len(feed), False
 
     def notify(items) -> None:
-        ready = [r["id"] for r in items if r["kind"] == "reward"]
-        closed = [r["id"] for r in items if r["kind"] == "expired"]
-        unapplied.update(dict.fromkeys(ready + closed))
+        new = {r["id"]: r["kind"] for r in items}
+        unapplied.update(new)
+        ready = [i for i, kind in new.items() if kind == "reward"]
+        closed = [i for i, kind in new.items() if kind == "expired"]
         if ready or closed:
             chan.send(UP, P1, {"ready": ready, "closed": closed})
 
@@ -309,13 +311,16 @@ def _reward_holder(ctx: ServeContext) -> str | None:
             for i in ids:
                 unapplied.pop(i, None)
                 rewards.pop(i, None)
+                if not live:
+                    replayed.add(i)
         elif kind == "checkpoint":
-            ctx.state.save(op["n"], {"consumed": consumed, "unapplied": list(unapplied)})
+            ctx.state.save(op["n"], {"consumed": consumed, "unapplied": list(unapplied.items())})
             follower.saved(op["n"])
         elif kind == "live":   # replay done: what was reported before the restart, again
             live, decided = True, set()
-            notify([{"kind": "reward", "id": i} for i in unapplied]
-                   + [r for r in backlog if r["id"] not in unapplied])
+            again = [{"id": i, "kind": k} for i, k in unapplied.items()]
+            notify(again + [r for r in backlog if r["id"] not in unapplied
+                            and r["id"] not in replayed])
             port.report(ready=True, reason="")
         elif kind == "stop":
             return op.get("by")

@@ -239,9 +239,10 @@ class Follower:
 
     def next_op(self, wait_s: float | None = None) -> dict | None:
         """The leader's next op (None if none came within wait_s, when given). Numbered ops
-        come in order; a leader silent for run.deadline_s (no op, no tick) is named."""
+        come in order; a leader silent for run.deadline_s beyond serve.decision_timeout_s (no
+        op, no tick: it may wait that long for a batch's slices) is named."""
         end = None if wait_s is None else time.monotonic() + wait_s
-        deadline = self.ctx.config.run.deadline_s
+        deadline = self.ctx.config.run.deadline_s + self.ctx.config.serve.decision_timeout_s
         while True:
             got = self.chan.poll(OPS, [self.leader], POLL_S if end is None
                                  else max(0.0, min(POLL_S, end - time.monotonic())))
