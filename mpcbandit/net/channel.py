@@ -181,8 +181,6 @@ class Channel:
                     self._idle_since = t2
                     return peer, body
             now = time.perf_counter()
-            if deadline <= now and not self._pump(0):
-                return None  # nothing more has arrived: what waited was read above
             if all(p in self._finished for p in senders):
                 raise ProtocolError(" and ".join(senders), f"{label}#*", "finished without "
                                     "sending this message")
@@ -192,6 +190,8 @@ class Channel:
                 self._watch_at = now + _WATCH_S
             if deadline > now:
                 self._pump(min(deadline - now, _WATCH_S))
+            elif not self._pump(0):
+                return None  # nothing more has arrived: what waited was read above
 
     def start_clock(self) -> None:
         """Count compute time and hops from now (set-up before the protocol is not the
