@@ -17,12 +17,13 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping
 
 from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError, printable
 from mpcbandit.net import control
 from mpcbandit.net.codec import Encoder, Envelope, decode, frames_nbytes
 from mpcbandit.net.control import ABORT, ACK, BYE, GONE_S
+from mpcbandit.net.link import Link
 from mpcbandit.net.netspec import NetSpec
 from mpcbandit.net.stats import RoundStats
 from mpcbandit.stop import check_stop
@@ -39,26 +40,6 @@ BUFFERED_MESSAGES_DEFAULT = 4
 _WATCH_S = 0.5
 #: a reader tells a sender how far it has read at most this often (and 4 times a deadline)
 _ACK_EVERY_S = 1.0
-
-
-class Link(Protocol):
-    """Moves frames between parties; ``poll`` names the authenticated sender.
-
-    ``try_send`` never waits (False: not queued); ``forget(peer)`` lets what is queued for a
-    finished peer leave (bounded) and never connects to it again. A link may also offer
-    ``down_for(peer) -> float | None`` (seconds its connection to peer has been down); the
-    channel then names a dead peer within GONE_S.
-    """
-
-    def send(self, peer: str, frames: list) -> None: ...
-
-    def try_send(self, peer: str, frames: list) -> bool: ...
-
-    def poll(self, timeout_s: float) -> tuple[str, list] | None: ...
-
-    def forget(self, peer: str) -> None: ...
-
-    def close(self, linger_s: float | None = None) -> None: ...
 
 
 class Channel:
