@@ -106,8 +106,10 @@ def _serve_one(config, role, index, state_dir, run_id, resume, session, url_file
 def serve_replay(out_dir: Path, as_json: bool) -> None:
     """Recompute every decision of the service in OUT_DIR (`serve --out`'s folder, or every
     party's state folder gathered as OUT_DIR/<party>/ with its run.json) in float64 from the
-    logs, and report how many arms agree. Reads every party's log: the non-private check, as
-    `run --plaintext --data` is. In secret exploration it needs the dealer's revealed keys."""
+    logs (each reward applied to the arm served), and report how many arms agree; a differing
+    arm whose float64 score stands within the fixed point's reach of the served one's is a
+    near tie. Exit status 1 if any other differs. Reads every party's log: the non-private check, as `run --plaintext
+    --data` is. In secret exploration it needs the dealer's revealed keys."""
     from mpcbandit.protocols import get_protocol
     from mpcbandit.serve.local import _read_service
 
@@ -122,8 +124,13 @@ def serve_replay(out_dir: Path, as_json: bool) -> None:
     else:
         click.echo(f"{report['decisions']} decision(s) in {report['batches']} batch(es) and "
                    f"{report['rewards']} reward(s) replayed in float64: {report['agree']} of "
-                   f"{report['decisions']} arms agree ({100 * report['agreement']:.1f} %)")
+                   f"{report['decisions']} arms agree ({100 * report['agreement']:.2f} %)")
+        for tie in report["near_ties"][:10]:
+            click.echo(f"  near tie, id {tie['id']!r}: served arm {tie['served']}, replay "
+                       f"{tie['replay']}: their float64 scores {tie['gap']:.2g} apart, within "
+                       f"the fixed point's reach there ({tie['near_tie']:.2g})")
         for miss in report["disagree"][:10]:
-            click.echo(f"  id {miss['id']!r}: served arm {miss['served']}, replay "
-                       f"{miss['replay']}")
-    sys.exit(0 if report["agree"] == report["decisions"] else 1)
+            click.echo(f"  DIFFERS, id {miss['id']!r}: served arm {miss['served']}, replay "
+                       f"{miss['replay']}" + (f" (scores {miss['gap']:.2g} apart)"
+                                              if "gap" in miss else " (never logged by p')"))
+    sys.exit(1 if report["disagree"] else 0)
