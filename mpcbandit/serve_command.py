@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -97,6 +98,8 @@ def _serve_one(config, role, index, state_dir, run_id, resume, session, url_file
                            session=session or config_digest(cfg)[:16], run_id=run_id,
                            resume=resume, insecure=insecure, data_dir=data_dir,
                            url_file=url_file)
+    # drained: a second SIGTERM (a launcher stopping every party) must not kill the exit
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)
 
 

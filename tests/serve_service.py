@@ -33,7 +33,7 @@ def env() -> dict:
 class Service:
     """`mpcbandit serve hannun-synthetic --out DIR` (or --resume), as a child process."""
 
-    def __init__(self, out: Path, *sets: str, resume: bool = False):
+    def __init__(self, out: Path, *sets: str, resume: bool = False, ready: bool = True):
         self.out = Path(out)
         self.log = self.out.parent / f"{self.out.name}-launcher.log"
         args = (["--resume"] if resume else ["hannun-synthetic"] +
@@ -44,7 +44,8 @@ class Service:
                                           "--out", str(self.out)], cwd=REPO, env=env(),
                                          stdout=f, stderr=subprocess.STDOUT)
         self.urls = wait_for(self._endpoints, "the service's endpoints.json", 60)
-        self.wait_ready()
+        if ready:
+            self.wait_ready()
 
     def _endpoints(self):
         if self.proc.poll() is not None:

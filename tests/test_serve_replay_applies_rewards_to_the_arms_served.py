@@ -9,10 +9,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from conftest import REPO
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import load_config
+from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import make_private_dir, write_private
 from mpcbandit.protocols import hannun_serve_replay
 from mpcbandit.protocols.hannun_serve_reference import ServeReference
@@ -84,3 +86,15 @@ def test_a_differing_arm_within_the_fixed_points_reach_is_a_near_tie(tmp_path, m
     monkeypatch.setattr(hannun_serve_replay, "NEAR_TIE_UNITS", 1e9)
     report = hannun_serve_replay.replay_service(cfg, out)
     assert report["disagree"] == [] and [d["id"] for d in report["near_ties"]] == ["b2-1"]
+
+
+def test_secret_exploration_is_replayed_only_once_the_dealer_revealed_its_keys(tmp_path):
+    _, out = _service_folder(tmp_path, flip=None)
+    secret = load_config(REPO / "configs/hannun-synthetic.toml", SETS[:-1])
+    with pytest.raises(MpcBanditError, match=r"key of decisions 0\.\.120 is not revealed .*"
+                                             r"dealer\.0/result\.json.*stops"):
+        hannun_serve_replay.replay_service(secret, out)
+    write_private(make_private_dir(out / "dealer.0") / "result.json", json.dumps(
+        {"keys": [{"from": 0, "to": 60, "key": "00" * 32}]}))
+    with pytest.raises(MpcBanditError, match=r"decisions 60\.\.120 is not revealed"):
+        hannun_serve_replay.replay_service(secret, out)
