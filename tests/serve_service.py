@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +125,13 @@ class Apps:
                 self.acked["decisions"].add(rid)
         return status, body, headers
 
+    def decided(self, ids) -> None:
+        """Post each id's slices and ask for its decision, one after the other: every one 200."""
+        for rid in ids:
+            self.contexts(rid)
+            status, body, _ = self.decide(rid)
+            assert status == 200, body
+
     def reward(self, rid: str, value: float | None = None):
         if value is None:
             value = float(self.arms[rid] % 2 == 0)
@@ -132,6 +140,18 @@ class Apps:
             with self.lock:
                 self.acked["rewards"].add(rid)
         return status, body
+
+
+@contextmanager
+def serving(out: Path, *sets: str, seed: int = 0):
+    """A new service in out and its applications (apps.svc: the running service, replaced
+    when a test resumes it), stopped at the end whatever happened."""
+    apps = Apps(Service(out, *sets), seed)
+    try:
+        yield apps
+    finally:
+        if apps.svc.proc.poll() is None:
+            apps.svc.stop()
 
 
 def records(out: Path, party: str, name: str = "requests.wal") -> list[dict]:

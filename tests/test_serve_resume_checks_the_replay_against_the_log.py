@@ -7,7 +7,7 @@ name it in /v1/health, and the service resumes from there."""
 import os
 import signal
 
-from serve_service import PULLER, Apps, Service, records
+from serve_service import ARMS, PULLER, Service, records, serving
 from serve_support import wait_for
 
 from mpcbandit.files import write_private
@@ -16,38 +16,29 @@ from mpcbandit.serve.wal import encode_record
 
 def test_a_replay_that_differs_from_the_log_is_refused_naming_the_id(tmp_path):
     out = tmp_path / "svc"
-    svc = Service(out)
-    apps = Apps(svc)
-    try:
-        for k in range(6):
-            apps.contexts(f"d{k}")
-            assert apps.decide(f"d{k}")[0] == 200
+    with serving(out) as apps:
+        svc = apps.svc
+        apps.decided(f"d{k}" for k in range(6))
         os.kill(svc.pids()["feature_holder.0"], signal.SIGKILL)   # no checkpoint at a stop
         assert svc.stop() == 1
         logged = records(out, PULLER)
         first = next(r for r in logged if r["kind"] == "decision")
-        edited = first["arm"], (first["arm"] + 1) % 10
+        edited = first["arm"], (first["arm"] + 1) % ARMS
         first["arm"] = edited[1]
         write_private(out / PULLER / "requests.wal", b"".join(map(encode_record, logged)))
-        svc = Service(out, resume=True, ready=False)
+        svc = apps.svc = Service(out, resume=True, ready=False)
         reason = wait_for(lambda: svc.health(PULLER).get("reason", "").startswith("DataError")
                           and svc.health(PULLER)["reason"], "p' refuses the replay")
         assert f"id {first['id']!r} got arm {edited[0]}" in reason
         assert f"says {edited[1]}" in reason and "op 1 replayed" in reason
         assert not svc.health(PULLER)["ready"]
-    finally:
-        if svc.proc.poll() is None:
-            svc.stop()
 
 
 def test_one_party_told_to_stop_stops_the_service_at_a_shared_checkpoint(tmp_path):
     out = tmp_path / "svc"
-    svc = Service(out)
-    apps = Apps(svc)
-    try:
-        for k in range(5):
-            apps.contexts(f"s{k}")
-            assert apps.decide(f"s{k}")[0] == 200
+    with serving(out) as apps:
+        svc = apps.svc
+        apps.decided(f"s{k}" for k in range(5))
         os.kill(svc.pids()["feature_holder.1"], signal.SIGTERM)
         wait_for(lambda: svc.health(PULLER)["peers"]["feature_holder.1"] == "gone",
                  "p' names the holder that stopped")
@@ -59,9 +50,5 @@ def test_one_party_told_to_stop_stops_the_service_at_a_shared_checkpoint(tmp_pat
                  for p in out.iterdir() if (p / "checkpoints").is_dir() and p.name != "dealer.0"}
         assert set(map(tuple, saved.values())) == {("5.ckpt",)}, saved
         svc = apps.svc = Service(out, resume=True)
-        apps.contexts("again")
-        assert apps.decide("again")[0] == 200
+        apps.decided(["again"])
         assert svc.stop() == 0
-    finally:
-        if svc.proc.poll() is None:
-            svc.stop()

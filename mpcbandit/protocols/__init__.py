@@ -27,7 +27,7 @@ from mpcbandit.progress_file import write_progress
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 from mpcbandit.stop import check_stop
 
-__all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
+__all__ = ["Protocol", "PartyContext", "RoleNames", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "with_steps", "run_timed", "progress_line", "clock", "read_folders",
            "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
@@ -173,8 +173,20 @@ def with_steps(cfg: Config, steps: int) -> Config:
     return cfg.with_overrides([f"{cfg.protocol}.{key}={steps}"])
 
 
+class RoleNames:
+    """The name ("role.index") and protocol section of a context holding config, role, index."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}.{self.index}"
+
+    @property
+    def section(self) -> Any:
+        return self.config.section
+
+
 @dataclass
-class PartyContext:
+class PartyContext(RoleNames):
     """Everything a role function gets: its config, identity, channel and a progress hook."""
 
     config: Config
@@ -192,14 +204,6 @@ class PartyContext:
     _last_log: float = field(default=0.0, repr=False)
     _started: float = field(default_factory=time.monotonic, repr=False)
     _first_iteration: int | None = field(default=None, repr=False)
-
-    @property
-    def name(self) -> str:
-        return f"{self.role}.{self.index}"
-
-    @property
-    def section(self) -> Any:
-        return self.config.section
 
     def rng(self, purpose: str) -> np.random.Generator:
         """A reproducible numpy generator for public or simulated data (never for secrets)."""

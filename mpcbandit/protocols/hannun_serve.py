@@ -191,22 +191,23 @@ class _Puller:
         self.chan.send(OPS, P2, {"n": n, "kind": "decide", "ids": ids})
         self._op_done(n, "decide", len(ids), before, t0)
 
-    def update(self, ids: list[str], n: int) -> None:
-        before, t0 = self.chan.stats.total(), time.perf_counter()
+    def _announce(self, kind: str, ids: list[str], n: int):
+        """Log an update or a drop (not when replaying it) and send it to every follower; the
+        cost counters at its start."""
         if not self.replaying:
-            durable(self.oplog.append("update", ids))
+            durable(self.oplog.append(kind, ids))
         for p in self.followers:
-            self.chan.send(OPS, p, {"n": n, "kind": "update", "ids": ids})
+            self.chan.send(OPS, p, {"n": n, "kind": kind, "ids": ids})
+        return self.chan.stats.total(), time.perf_counter()
+
+    def update(self, ids: list[str], n: int) -> None:
+        before, t0 = self._announce("update", ids, n)
         chosen = [self.arms.pop(i) for i in ids]
         self.eng.run(Op(UPDATE, share_choices(self.eng, np.asarray(chosen), self.s.arms)))
         self._op_done(n, "update", len(ids), before, t0)
 
     def drop(self, ids: list[str], n: int) -> None:
-        before, t0 = self.chan.stats.total(), time.perf_counter()
-        if not self.replaying:
-            durable(self.oplog.append("drop", ids))
-        for p in self.followers:
-            self.chan.send(OPS, p, {"n": n, "kind": "drop", "ids": ids})
+        before, t0 = self._announce("drop", ids, n)
         for i in ids:
             self.arms.pop(i, None)
         self._op_done(n, "drop", len(ids), before, t0)

@@ -27,7 +27,8 @@ from typing import Any, Callable
 from mpcbandit.bodies import expect_field
 from mpcbandit.checkpoint import CheckpointStore, checkpoint_iterations
 from mpcbandit.config import Config
-from mpcbandit.errors import (DataError, PeerAborted, PeerTimeout, ProtocolError)
+from mpcbandit.errors import DataError, PeerAborted, PeerTimeout, ProtocolError
+from mpcbandit.protocols import RoleNames
 from mpcbandit.serve.wal import WriteAheadLog
 
 __all__ = ["OPS", "UP", "POLL_S", "ServeState", "ServeContext", "PartyBackend", "Follower",
@@ -96,7 +97,7 @@ class ServeState:
 
 
 @dataclass
-class ServeContext:
+class ServeContext(RoleNames):
     """What a role's serve loop gets: its config and name, its channel, the shell's port, its
     state folder, its data source and the backend (whose ``stopping`` says SIGTERM came)."""
 
@@ -108,14 +109,6 @@ class ServeContext:
     state: ServeState
     source: Any
     backend: "PartyBackend"
-
-    @property
-    def name(self) -> str:
-        return f"{self.role}.{self.index}"
-
-    @property
-    def section(self) -> Any:
-        return self.config.section
 
     @property
     def stopping(self) -> bool:
