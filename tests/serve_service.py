@@ -34,11 +34,13 @@ def env() -> dict:
 class Service:
     """`mpcbandit serve hannun-synthetic --out DIR` (or --resume), as a child process."""
 
-    def __init__(self, out: Path, *sets: str, resume: bool = False, ready: bool = True):
+    def __init__(self, out: Path, *sets: str, resume: bool = False, ready: bool = True,
+                 data: Path | None = None):
         self.out = Path(out)
         self.log = self.out.parent / f"{self.out.name}-launcher.log"
         args = (["--resume"] if resume else ["hannun-synthetic"] +
                 [a for s in (*SETTINGS, *sets) for a in ("--set", s)])
+        args += ["--data", str(data)] if data is not None else []
         (self.out / "endpoints.json").unlink(missing_ok=True)
         with open(self.log, "ab") as f:
             self.proc = subprocess.Popen([sys.executable, "-m", "mpcbandit", "serve", *args,
