@@ -47,8 +47,10 @@ class MaterialServer:
     does other work (``mpcbandit serve``'s, which pushes exploration blocks on demand) calls
     for each request it reads."""
 
-    def __init__(self, chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS):
-        self.chan, self.parties, self.max_elements = chan, list(parties), max_elements
+    def __init__(self, chan, parties: list[str], *, max_elements: int | None = None):
+        """max_elements: the most elements it hands out (DEFAULT_MAX_ELEMENTS if None)."""
+        self.chan, self.parties = chan, list(parties)
+        self.max_elements = DEFAULT_MAX_ELEMENTS if max_elements is None else max_elements
         self.n = len(parties)
         self.prg = Prg()
         self.batches: dict[int, _Batch] = {}
@@ -116,7 +118,7 @@ class MaterialServer:
             del self.batches[seq]
 
 
-def serve(chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS,
+def serve(chan, parties: list[str], *, max_elements: int | None = None,
           idle_s: float = 600.0) -> dict:
     """Serve material to parties until each has said bye; return counts of what was served.
 

@@ -156,7 +156,7 @@ class _Puller:
             if not missing:
                 complete.append(ticket)
                 continue
-            self.ctx.backend.refused[ticket.id] = missing
+            self.ctx.backend.note_refused(ticket.id, missing)
             ticket.refuse(f"the slice of {', '.join(missing)} did not arrive within "
                           f"serve.decision_timeout_s = {timeout:g} s", missing)
         if complete:
@@ -352,7 +352,9 @@ def _dealer(ctx: ServeContext) -> str | None:
         first = exploration_key(ctx.config.seed) if s.exploration == "seeded" else os.urandom(32)
         schedule = [(0, first)]
         state.store.save("keys", schedule)
-    server, pusher, left, by = MaterialServer(chan, fh), None, False, None
+    # a service runs for months: no budget of elements (a batch run's bounds a runaway run)
+    server = MaterialServer(chan, fh, max_elements=2**63 - 1)
+    pusher, left, by = None, False, None
     while server.waiting:
         got = chan.poll(DEALER_LABEL, server.waiting, POLL_S)
         if got is None:
@@ -371,6 +373,7 @@ def _dealer(ctx: ServeContext) -> str | None:
             schedule = _reveal(ctx, schedule, int(msg["explore_stop"]))
         else:
             server.handle(peer, msg)
+    log.info("served %(batches)d batches of material, %(elements)d elements", server.counts())
     return by
 
 

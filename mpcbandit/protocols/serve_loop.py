@@ -44,6 +44,8 @@ POLL_S = 0.02
 KEEP_CHECKPOINTS = 2
 #: the longest a record of the op log may take to reach the disk
 DURABLE_S = 10.0
+#: refusals the leader remembers for the shell's 503s
+REFUSALS = 4096
 
 
 def tick_s(cfg: Config) -> float:
@@ -151,6 +153,13 @@ class PartyBackend:
         self._thread = threading.Thread(target=self._run, name=f"{self.name} protocol",
                                         daemon=True)
         self._thread.start()
+
+    def note_refused(self, request_id: str, missing: list[str]) -> None:
+        """The leader refused request_id for the slices of `missing` (the last REFUSALS kept:
+        the shell asks at most a decision's timeout later)."""
+        self.refused[request_id] = missing
+        while len(self.refused) > REFUSALS:
+            del self.refused[next(iter(self.refused))]
 
     def missing(self, request_id: str) -> list[str]:
         """The holders whose slice for request_id did not arrive (the leader's refusals)."""
