@@ -2,11 +2,13 @@
 shuffled or never; every arm it served equals the float64 replay of its own log
 (`mpcbandit serve-replay`), 100 %; SIGTERM answers the decisions in flight and exits 0."""
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from serve_service import PULLER, Apps, Service, applied_rewards, records, replay
+from serve_service import (ARMS, HOLDERS, PULLER, Apps, Service, applied_rewards, records,
+                           replay)
 from serve_support import wait_for
 
 
@@ -34,6 +36,10 @@ def test_batched_decisions_and_late_shuffled_missing_rewards_equal_the_replay(tm
         assert [apps.reward(i)[0] for i in rest] == [202] * len(rest)
         wait_for(lambda: sorted(applied_rewards(tmp_path / "svc")) == sorted(
             apps.acked["rewards"]), "every acknowledged reward applied")
+        # a batch of any size takes one decision's rounds: 4 + the argmax's 7 + ceil(log2(A-1))
+        rounds = svc.metric(HOLDERS[0], 'mpcbandit_op_rounds_total{op="decide"}')
+        runs = svc.metric(HOLDERS[0], 'mpcbandit_op_runs_total{op="decide"}')
+        assert runs >= 4 and rounds == runs * (11 + math.ceil(math.log2(ARMS - 1)))
         # decisions still in flight when SIGTERM comes are answered, then every party drains
         with ThreadPoolExecutor(8) as pool:
             tail = [f"t{k}" for k in range(16)]

@@ -181,11 +181,21 @@ class _Holder:
         self.follower.n = n
         self.decide(complete, n)
 
+    def _run(self, kind: str, op: Op):
+        """Run an op of the service and report its rounds and bytes (/metrics; the dealer's
+        material, fetched ahead, is not the op's)."""
+        before = self.chan.stats.op(op.label).to_dict()
+        out = self.eng.run(op)
+        after = self.chan.stats.op(op.label).to_dict()
+        self.ctx.port.report_op(kind, after["rounds"] - before["rounds"],
+                                after["bytes_sent"] - before["bytes_sent"])
+        return out
+
     def decide(self, ids: list[str], n: int) -> None:
         mine = self.store.take(ids, n)
-        xs = self.eng.run(Op(DECIDE, _share_and_decide(self.eng, self.holders, self.state, mine,
-                                                       self.me, self.explore.take(len(ids)),
-                                                       PULLER)))
+        xs = self._run("decide", Op(DECIDE, _share_and_decide(
+            self.eng, self.holders, self.state, mine, self.me, self.explore.take(len(ids)),
+            PULLER)))
         self.kept.update((i, xs[k]) for k, i in enumerate(ids))
 
     def update(self, ids: list[str], n: int) -> None:
@@ -194,7 +204,7 @@ class _Holder:
             raise ProtocolError(PULLER, f"serve.ops op {n}", f"a reward for id {missing[0]!r}, "
                                 "which this holder has no decision of")
         xs = AShare.stack([self.kept.pop(i) for i in ids])
-        self.eng.run(Op(UPDATE, update(self.eng, self.state, xs, PULLER, REWARD)))
+        self._run("update", Op(UPDATE, update(self.eng, self.state, xs, PULLER, REWARD)))
 
     def checkpoint(self, n: int) -> None:
         ids = list(self.kept)
