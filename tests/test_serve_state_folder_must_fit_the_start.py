@@ -57,3 +57,21 @@ def test_an_op_log_with_a_record_out_of_place_is_refused_naming_it(tmp_path):
                   + encode_record({"n": 3, "kind": "update", "ids": ["a"]}))
     with pytest.raises(DataError, match="ops.wal: record 2 is not op 2"):
         OpLog(path)
+
+
+def test_a_protocol_that_cannot_be_served_is_refused_before_anything_is_written(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve", "demo-sum", "--out",
+                           str(tmp_path / "svc")], cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and "protocol demo cannot be served yet" in done.stderr
+    assert "serves: hannun" in done.stderr and not (tmp_path / "svc").exists()
+
+
+def test_resume_of_a_batch_runs_folder_is_refused(tmp_path):
+    write_private(tmp_path / "run" / "run.json", json.dumps({"config": "x", "overrides": []}))
+    done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve", "--resume", "--out",
+                           str(tmp_path / "run")], cwd=tmp_path,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0 and "is a batch run's, not a service's" in done.stderr

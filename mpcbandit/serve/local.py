@@ -68,6 +68,8 @@ def serve_local(cfg: Config | None, out_dir: Path, *, resume: bool = False,
     watch them until SIGTERM/SIGINT, then drain them all; the exit status (0: every party
     drained cleanly)."""
     out_dir = Path(out_dir)
+    if cfg is not None:
+        _service_parties(cfg)   # a protocol that cannot be served is refused before any write
     with RunLock(out_dir):
         if resume:
             cfg, meta = _read_service(out_dir)
