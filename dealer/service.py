@@ -19,7 +19,7 @@ from dealer.material import layout, make_batch
 from mpcbandit.errors import PeerTimeout
 from mpcbandit.mpc.prg import Prg
 
-__all__ = ["serve", "LABEL", "DEFAULT_MAX_ELEMENTS"]
+__all__ = ["serve", "MaterialServer", "LABEL", "DEFAULT_MAX_ELEMENTS"]
 
 LABEL = "dealer"
 #: default budget of material elements one dealer run hands out (all kinds together)
@@ -41,64 +41,73 @@ class _Batch:
     waiting: set = field(default_factory=set)
 
 
-def serve(chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS,
-          idle_s: float = 600.0) -> dict:
-    """Serve material to parties until each has said bye; return counts of what was served.
+class MaterialServer:
+    """The dealer's answers to its computing parties' material requests, one message at a time
+    (``handle``): what ``serve`` runs until every party said bye, and what a dealer that also
+    does other work (``mpcbandit serve``'s, which pushes exploration blocks on demand) calls
+    for each request it reads."""
 
-    Gives up (PeerTimeout naming the silent parties) after idle_s without any request."""
-    n = len(parties)
-    prg = Prg()
-    batches: dict[int, _Batch] = {}
-    made = 0
-    next_seq = dict.fromkeys(parties, 0)
-    done: set[str] = set()
-    elements = 0
-    corrected_bytes = [0] * n  # per party: the next batch's corrections go to the fewest
-    idle_since = time.monotonic()
-    while len(done) < n:
-        waiting = [p for p in parties if p not in done]
-        try:
-            peer, msg = chan.receive_any(LABEL, waiting)
-        except PeerTimeout:
-            if time.monotonic() - idle_since > idle_s:
-                raise
-            continue
-        idle_since = time.monotonic()
+    def __init__(self, chan, parties: list[str], *, max_elements: int | None = None):
+        """max_elements: the most elements it hands out (DEFAULT_MAX_ELEMENTS if None)."""
+        self.chan, self.parties = chan, list(parties)
+        self.max_elements = DEFAULT_MAX_ELEMENTS if max_elements is None else max_elements
+        self.n = len(parties)
+        self.prg = Prg()
+        self.batches: dict[int, _Batch] = {}
+        self.made = 0
+        self.next_seq = dict.fromkeys(parties, 0)
+        self.done: set[str] = set()
+        self.elements = 0
+        self.corrected_bytes = [0] * self.n  # per party: the next corrections go to the fewest
+
+    @property
+    def waiting(self) -> list[str]:
+        """The parties that have not said bye."""
+        return [p for p in self.parties if p not in self.done]
+
+    def counts(self) -> dict:
+        """What was served: batches and elements."""
+        return {"batches": self.made, "elements": self.elements}
+
+    def handle(self, peer: str, msg: dict) -> None:
+        """Answer one message of peer's: a material request, or its bye."""
+        chan, n = self.chan, self.n
         if msg.get("bye"):
-            done.add(peer)
-            continue
+            self.done.add(peer)
+            return
         seq, key, units = msg["seq"], _canon(msg["key"]), int(msg["units"])
-        if seq != next_seq[peer]:
+        if seq != self.next_seq[peer]:
             chan.send(LABEL, peer, {"error": f"request #{seq} out of order, dealer expected "
-                                             f"#{next_seq[peer]} from {peer}"})
-            continue
-        next_seq[peer] += 1
-        if seq == made:
+                                             f"#{self.next_seq[peer]} from {peer}"})
+            return
+        self.next_seq[peer] += 1
+        if seq == self.made:
             kind, params = key[0], key[1:]
             try:
                 size = units * sum(int(np.prod(c.unit_shape, dtype=np.int64))
                                    for c in layout(kind, params))
             except (KeyError, TypeError) as e:
                 chan.send(LABEL, peer, {"error": f"bad material request {key!r}: {e}"})
-                continue
-            if elements + size > max_elements:
+                return
+            if self.elements + size > self.max_elements:
                 chan.send(LABEL, peer, {"error": f"dealer material exhausted: {peer} asked for "
                                                  f"{size} more elements of {kind!r}, "
-                                                 f"{elements} of {max_elements} already served"})
-                continue
-            elements += size
-            fix = min(reversed(range(n)), key=corrected_bytes.__getitem__)
-            seeds, corr = make_batch(kind, params, units, n, prg, fix)
-            corrected_bytes[fix] += sum(c.nbytes for c in corr)
-            batches[seq] = _Batch(key, units, seeds, corr, fix, set(parties))
-            made += 1
-        b = batches.get(seq)
+                                                 f"{self.elements} of {self.max_elements} "
+                                                 "already served"})
+                return
+            self.elements += size
+            fix = min(reversed(range(n)), key=self.corrected_bytes.__getitem__)
+            seeds, corr = make_batch(kind, params, units, n, self.prg, fix)
+            self.corrected_bytes[fix] += sum(c.nbytes for c in corr)
+            self.batches[seq] = _Batch(key, units, seeds, corr, fix, set(self.parties))
+            self.made += 1
+        b = self.batches.get(seq)
         if b is None or (b.key, b.units) != (key, units):
             want = "an expired batch" if b is None else f"{b.key} x {b.units}"
             chan.send(LABEL, peer, {"error": f"material mismatch: {peer}'s request #{seq} is "
                                              f"{key} x {units}, another party asked for {want}"})
-            continue
-        i = parties.index(peer)
+            return
+        i = self.parties.index(peer)
         reply = {"seq": seq, "key": list(key), "units": units, "seed": b.seeds[i],
                  "corrected": b.corrected}
         if i == b.corrected:
@@ -106,5 +115,23 @@ def serve(chan, parties: list[str], *, max_elements: int = DEFAULT_MAX_ELEMENTS,
         chan.send(LABEL, peer, reply)
         b.waiting.discard(peer)
         if not b.waiting:
-            del batches[seq]
-    return {"batches": made, "elements": elements}
+            del self.batches[seq]
+
+
+def serve(chan, parties: list[str], *, max_elements: int | None = None,
+          idle_s: float = 600.0) -> dict:
+    """Serve material to parties until each has said bye; return counts of what was served.
+
+    Gives up (PeerTimeout naming the silent parties) after idle_s without any request."""
+    server = MaterialServer(chan, parties, max_elements=max_elements)
+    idle_since = time.monotonic()
+    while server.waiting:
+        try:
+            peer, msg = chan.receive_any(LABEL, server.waiting)
+        except PeerTimeout:
+            if time.monotonic() - idle_since > idle_s:
+                raise
+            continue
+        idle_since = time.monotonic()
+        server.handle(peer, msg)
+    return server.counts()

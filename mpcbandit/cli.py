@@ -108,7 +108,9 @@ class _LazyGroup(click.Group):
 
 #: top-level commands kept in their own modules, imported when used
 COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier",
-            "data": "mpcbandit.data_command:data"}
+            "data": "mpcbandit.data_command:data",
+            "serve": "mpcbandit.serve_command:serve",
+            "serve-replay": "mpcbandit.serve_command:serve_replay"}
 
 
 @click.group(cls=_LazyGroup, targets=COMMANDS,

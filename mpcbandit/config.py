@@ -130,7 +130,8 @@ class ServeSection:
     reward_timeout_s: float = spec(86400.0, min=0.01,
                                    doc="a decision with no reward within this long is closed "
                                        "without an update (counted); a later reward gets 410")
-    checkpoint_every: int = spec(1000, min=1, doc="checkpoint the shares every this many updates")
+    checkpoint_every: int = spec(1000, min=1, doc="every party checkpoints its state every this "
+                                 "many ops (decision, update and drop batches)")
     queue_limit: int = spec(4096, min=1, max=2**20,
                             doc="requests of one kind waiting for a batch; more are answered "
                                 "429 with Retry-After")

@@ -7,7 +7,6 @@ failed party and its error, and leaves no child behind.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
@@ -28,72 +27,21 @@ from mpcbandit.collect import check_one_run, read_result, summarize_run
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError, PartyFailed
 from mpcbandit.files import RunLock, make_private_dir, write_json
-from mpcbandit.net.security import write_keys
+from mpcbandit.local_procs import local_network, pick_base_port, project_root, spawn, stop_all
 from mpcbandit.progress_file import read_progress
 from mpcbandit.protocols import get_protocol, progress_line
 from mpcbandit.results import build_summary, format_summary, write_summary
 from parties import check_security_mode
 
 __all__ = ["run_local", "run_plaintext", "resume_run", "common_checkpoint", "pick_base_port",
-           "project_root"]
+           "project_root", "local_network", "spawn", "stop_all"]
 
 _POLL_S = 0.05
 #: how often the watchdog reads every progress file: its limit is minutes, and a run of a
 #: hundred parties would otherwise read two thousand files a second
 _WATCH_EVERY_S = 1.0
-_KILL_GRACE_S = 1.0
 #: after a first failure, how long other parties' failures are awaited to find the root
 _BLAME_GRACE_S = 1.5
-
-
-def project_root() -> Path:
-    """Directory holding the mpcbandit, parties and dealer packages (put on children's path)."""
-    return Path(__file__).resolve().parent.parent
-
-
-def pick_base_port(host: str, count: int, attempts: int = 200) -> int:
-    """A port p such that p .. p+count-1 can all be bound on host right now."""
-    rng = secrets.SystemRandom()
-    # below the kernel's ephemeral range, so outgoing connections never take our ports
-    low, high = _unassigned_ports()
-    for _ in range(attempts):
-        base = rng.randrange(low, high - count)
-        socks = []
-        try:
-            for port in range(base, base + count):
-                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                socks.append(s)
-                s.bind((host, port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise OSError(f"no {count} consecutive free ports on {host}")
-
-
-def _unassigned_ports() -> tuple[int, int]:
-    """10000 up to the ephemeral range's start (no outgoing connection uses it), or
-    $MPCBANDIT_PORTS=LOW-HIGH (runs started side by side pick from disjoint ranges)."""
-    chosen = os.environ.get("MPCBANDIT_PORTS", "")
-    if chosen:
-        low, _, high = chosen.partition("-")
-        if not (low.isdigit() and high.isdigit() and 1024 <= int(low) < int(high) <= 65535):
-            raise MpcBanditError(f"MPCBANDIT_PORTS={chosen!r}: give LOW-HIGH, 1024 <= LOW < HIGH "
-                                 "<= 65535")
-        return int(low), int(high)
-    try:
-        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        ephemeral_low = 32768
-    return 10000, max(ephemeral_low, 12000)
-
-
-def _die_with_parent() -> None:
-    """In the child: get SIGKILL if the launcher dies, so no party outlives it."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def run_plaintext(cfg: Config, out_dir: Path, echo=print, data_dir: Path | None = None,
@@ -144,7 +92,7 @@ def _culprit(procs: dict[str, subprocess.Popen], files: dict, first: str) -> Par
     while time.monotonic() < end and any(p.poll() is None for p in procs.values()):
         time.sleep(_POLL_S)
     states = {n: _Watchdog._state(n, p) for n, p in procs.items() if p.poll() is None}
-    _stop_all(procs)
+    stop_all(procs)
     reasons = {n: _failure_reason(*files[n], p.returncode) for n, p in procs.items()
                if p.returncode not in (0, None) and n not in states}
     chain, name = [first], first
@@ -167,26 +115,6 @@ def _culprit(procs: dict[str, subprocess.Popen], files: dict, first: str) -> Par
     last = [n for n in chain if n in reasons][-1]
     return PartyFailed(name, f"(pid {procs[name].pid}) sent nothing ({states.get(name, 'gone')}): "
                              f"{waits}; {last}: {reasons[last]}")
-
-
-def _stop_all(procs: dict[str, subprocess.Popen]) -> None:
-    for p in procs.values():
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL if _is_stopped(p.pid) else signal.SIGTERM)
-    end = time.monotonic() + _KILL_GRACE_S
-    for p in procs.values():
-        try:
-            p.wait(max(0.0, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
-def _is_stopped(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] == "T"
-    except (OSError, IndexError):
-        return False
 
 
 class _Progress:
@@ -362,20 +290,11 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
                  resume_from: int | None, insecure: bool, log_level: str, run_id: str,
                  data_dir: Path | None = None) -> dict:
     """Spawn every party, watch them to the end, and write the run's summary."""
+    cfg = local_network(cfg, out_dir)
     parties = cfg.parties()
-    if any(p.address.endswith(":0") for p in parties):
-        host = parties[0].address[len("tcp://"):].rpartition(":")[0]
-        cfg = cfg.with_overrides([f"network.base_port={pick_base_port(host, len(parties))}"])
-        parties = cfg.parties()
-    if cfg.run.security == "curve" and not cfg.run.keys_dir:
-        keys_dir = (out_dir / "keys").resolve()
-        write_keys(keys_dir, parties)  # fresh keys for this local run
-        cfg = cfg.with_overrides([f"run.keys_dir={json.dumps(str(keys_dir))}"])
     session = secrets.token_hex(8)
     for sub in ("parties", "logs", "progress"):
         make_private_dir(out_dir / sub)
-    env = dict(os.environ, PYTHONUNBUFFERED="1",
-               PYTHONPATH=os.pathsep.join([str(project_root()), os.environ.get("PYTHONPATH", "")]))
     procs: dict[str, subprocess.Popen] = {}
     files = {}
     display = _Progress([out_dir / "progress" / p.name for p in parties], echo)
@@ -402,11 +321,7 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
             if data_dir is not None:  # each party its own folder, never another's
                 cmd += ["--data", str(data_dir / p.name)]
             cmd += ["--log-level", log_level]
-            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as logf:
-                procs[p.name] = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
-                                                 stdin=subprocess.DEVNULL, env=env,
-                                                 preexec_fn=_die_with_parent)
+            procs[p.name] = spawn(cmd, log)
             files[p.name] = (result, log)
         watchdog = _Watchdog(cfg, {p.name: out_dir / "progress" / p.name for p in parties})
         last_prune = time.monotonic()
@@ -426,7 +341,7 @@ def _run_parties(cfg: Config, out_dir: Path, echo, checkpoint_every: int,
         display.show(final=True)
     except BaseException:
         display.close()
-        _stop_all(procs)
+        stop_all(procs)
         raise
     wall = time.perf_counter() - t0
     results = check_one_run(cfg, [read_result(files[p.name][0]) for p in parties])

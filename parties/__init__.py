@@ -12,13 +12,15 @@ from mpcbandit.config import Config
 from mpcbandit.errors import ConfigError, DataError
 from mpcbandit.files import make_private_dir, write_json
 from mpcbandit.identity import config_digest, identity_fields
-from mpcbandit.net.handshake import check_same_run, link_sessions, make_greeting, read_greeting
+from mpcbandit.net.handshake import (Greeting, check_same_run, link_sessions, make_greeting,
+                                     read_greeting)
 from mpcbandit.net.channel import Channel
 from mpcbandit.net.security import is_loopback, load_curve
 from mpcbandit.net.zmq_link import ZmqLink, raise_file_limit
 from mpcbandit.protocols import PartyContext, get_protocol, run_timed
 
-__all__ = ["run_party", "check_security_mode"]
+__all__ = ["run_party", "check_security_mode", "party_curve", "open_link", "party_greeting",
+           "read_greetings", "open_channel", "check_peers"]
 
 log = logging.getLogger("mpcbandit.party")
 #: seconds a failing party gives its abort messages to leave
@@ -55,6 +57,48 @@ def _open_source(proto, cfg: Config, role: str, index: int, data_dir: Path | Non
         return None, e
 
 
+def party_curve(cfg: Config, name: str, peer_names: list[str]):
+    """This party's CURVE set-up (its key, its peers' keys), or None without security."""
+    return load_curve(cfg.run.keys_dir, name, peer_names) if cfg.run.security == "curve" else None
+
+
+def open_link(cfg: Config, name: str, peer_names: list[str], curve) -> ZmqLink:
+    """This party's link: its ROUTER bound, a DEALER to each peer (not greeted yet)."""
+    me = next(p for p in cfg.parties() if p.name == name)
+    address_of = {p.name: p.address for p in cfg.parties()}
+    raise_file_limit()  # every peer connection and every stray one takes a descriptor
+    return ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
+                   {p: address_of[p] for p in peer_names},
+                   max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
+                   curve=curve, send_timeout_s=cfg.run.deadline_s)
+
+
+def party_greeting(cfg: Config, source) -> tuple[Greeting, bytes]:
+    """What this party says in the hello (config digest, identity, its data's id list): the
+    greeting and its wire form. Made once per link: a repeated hello repeats the same nonce."""
+    agreement = getattr(source, "agreement", None) or {}
+    return make_greeting(config_digest(cfg), identity_fields(cfg) | agreement)
+
+
+def read_greetings(greetings: dict[str, bytes]) -> dict[str, Greeting]:
+    """The peers' hellos, checked as greetings."""
+    return {p: read_greeting(p, raw) for p, raw in greetings.items()}
+
+
+def open_channel(cfg: Config, name: str, peer_names: list[str], link: ZmqLink, session: str,
+                 mine: Greeting, theirs: dict[str, Greeting], cap: int) -> Channel:
+    """The channel over a greeted link: each link's session from the hello's nonces."""
+    return Channel(name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
+                   max_bytes=cfg.run.max_message_bytes, net=cfg.net, max_buffered_bytes=cap,
+                   link_sessions=link_sessions(session, name, mine, theirs))
+
+
+def check_peers(mine: Greeting, theirs: dict[str, Greeting]) -> None:
+    """Refuse a peer of another run (config, identity, data): named with what differs."""
+    for peer, greeting in theirs.items():
+        check_same_run(peer, mine, greeting)
+
+
 def run_party(cfg: Config, role: str, index: int, *, session: str,
               result_path: Path | None = None, progress_path: Path | None = None,
               checkpoint_dir: Path | None = None, checkpoint_every: int = 0,
@@ -71,37 +115,27 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     me = cfg.party(role, index)
     if result_path is not None:
         make_private_dir(result_path.parent)  # fail before the protocol, not after it
-    address_of = {p.name: p.address for p in cfg.parties()}
     peer_names = proto.peers_of(cfg.section, role, index)
-    curve = load_curve(cfg.run.keys_dir, me.name, peer_names) if cfg.run.security == "curve" else None
+    curve = party_curve(cfg, me.name, peer_names)
     log.info("protocol %s, seed %d: binding %s, peers %s, security %s", cfg.protocol,
              cfg.seed, _bind_address(cfg, me.address, me.name), ", ".join(peer_names) or "none",
              cfg.run.security)
     if proto.prepare is not None and data_dir is None:
         proto.prepare(cfg, role)
     source, data_error = _open_source(proto, cfg, role, index, data_dir)
-    raise_file_limit()  # every peer connection and every stray one takes a descriptor
-    link = ZmqLink(me.name, _bind_address(cfg, me.address, me.name),
-                   {p: address_of[p] for p in peer_names},
-                   max_bytes=cfg.run.max_message_bytes, linger_s=min(2.0, cfg.run.deadline_s),
-                   curve=curve, send_timeout_s=cfg.run.deadline_s)
+    link = open_link(cfg, me.name, peer_names, curve)
     cap = proto.buffer_cap(cfg)
     try:
-        agreement = getattr(source, "agreement", None) or {}
-        mine, wire = make_greeting(config_digest(cfg), identity_fields(cfg) | agreement)
-        theirs = {p: read_greeting(p, raw)
-                  for p, raw in link.hello(cfg.run.startup_s, wire, max_pending_bytes=cap).items()}
+        mine, wire = party_greeting(cfg, source)
+        theirs = read_greetings(link.hello(cfg.run.startup_s, wire, max_pending_bytes=cap))
     except BaseException:
         link.close()
         raise
-    chan = Channel(me.name, peer_names, link, session=session, deadline_s=cfg.run.deadline_s,
-                   max_bytes=cfg.run.max_message_bytes, net=cfg.net, max_buffered_bytes=cap,
-                   link_sessions=link_sessions(session, me.name, mine, theirs))
+    chan = open_channel(cfg, me.name, peer_names, link, session, mine, theirs, cap)
     try:
         if data_error is not None:  # raised here, where every peer is told at once
             raise data_error
-        for peer, greeting in theirs.items():
-            check_same_run(peer, mine, greeting)
+        check_peers(mine, theirs)
         ctx = PartyContext(config=cfg, role=role, index=index, chan=chan,
                            progress_path=progress_path, checkpoint_dir=checkpoint_dir,
                            checkpoint_every=checkpoint_every, resume_from=resume_from,

@@ -31,7 +31,7 @@ from mpcbandit.data.tasks import make_task, preload
 from mpcbandit.errors import ConfigError, DataError
 
 __all__ = ["NORM_RULES", "task", "preload_task", "feature_slices", "check_features", "features",
-           "feedback", "folder_task", "split"]
+           "lookup", "feedback", "folder_task", "split"]
 
 NORM_RULES = ("refuse", "scale")
 _SLACK = 1e-9  # float rounding of a unit-norm row
@@ -105,12 +105,14 @@ class _TaskFeatures:
 class _FolderFeatures:
     """Holder i's slice from its own features table, aligned to the id list."""
 
-    def __init__(self, cfg: Config, index: int, folder: Path, party: str):
+    def __init__(self, cfg: Config, index: int, folder: Path, party: str,
+                 steps: int | None = None):
         s = cfg.section
         self.largest = 0.0
-        ids = read_id_list(folder, party)
+        ids = self.ids = read_id_list(folder, party)
         width = len(feature_slices(s)[index])
-        self.table = load_steps(folder, "features", party, columns=(width,), steps=s.iterations,
+        steps = s.iterations if steps is None else steps
+        self.table = load_steps(folder, "features", party, columns=(width,), steps=steps,
                                 ids=ids, what=f"its {width} of the hannun.dims = {s.dims} "
                                               f"features split over {s.feature_holders} holders",
                                 check=lambda b, f: self._check(b, f, s.norms, party))
@@ -179,6 +181,28 @@ class _FolderFeedback:
 def features(cfg: Config, index: int, folder: Path | None, party: str):
     """Feature holder index's source: features(t) -> its D_i values of step t."""
     return _TaskFeatures(cfg, index, party) if folder is None else _FolderFeatures(cfg, index, folder, party)
+
+
+class _LookupFeatures:
+    """Holder i's slices by request id, from its folder (`mpcbandit serve`): every row of its
+    table, held in memory, the norm rule applied as for a run."""
+
+    def __init__(self, cfg: Config, index: int, folder: Path, party: str):
+        table = _FolderFeatures(cfg, index, folder, party, steps=read_id_list(folder, party).rows)
+        ids = table.ids
+        self.rows = np.array([table.features(t) for t in range(ids.rows)], dtype=np.float64)
+        self.position = {rid: t for t, rid in enumerate(ids.ids)}
+        self.agreement = table.agreement
+
+    def features_of(self, rid: str) -> np.ndarray | None:
+        """The slice of request rid, or None if the folder does not hold it."""
+        t = self.position.get(rid)
+        return None if t is None else self.rows[t]
+
+
+def lookup(cfg: Config, index: int, folder: Path, party: str) -> _LookupFeatures:
+    """Feature holder index's slices looked up by id in its own folder (a service)."""
+    return _LookupFeatures(cfg, index, folder, party)
 
 
 def feedback(cfg: Config, folder: Path | None, party: str):

@@ -17,12 +17,13 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping
 
 from mpcbandit.errors import PeerGone, PeerTimeout, ProtocolError, printable
 from mpcbandit.net import control
 from mpcbandit.net.codec import Encoder, Envelope, decode, frames_nbytes
 from mpcbandit.net.control import ABORT, ACK, BYE, GONE_S
+from mpcbandit.net.link import Link
 from mpcbandit.net.netspec import NetSpec
 from mpcbandit.net.stats import RoundStats
 from mpcbandit.stop import check_stop
@@ -39,26 +40,6 @@ BUFFERED_MESSAGES_DEFAULT = 4
 _WATCH_S = 0.5
 #: a reader tells a sender how far it has read at most this often (and 4 times a deadline)
 _ACK_EVERY_S = 1.0
-
-
-class Link(Protocol):
-    """Moves frames between parties; ``poll`` names the authenticated sender.
-
-    ``try_send`` never waits (False: not queued); ``forget(peer)`` lets what is queued for a
-    finished peer leave (bounded) and never connects to it again. A link may also offer
-    ``down_for(peer) -> float | None`` (seconds its connection to peer has been down); the
-    channel then names a dead peer within GONE_S.
-    """
-
-    def send(self, peer: str, frames: list) -> None: ...
-
-    def try_send(self, peer: str, frames: list) -> bool: ...
-
-    def poll(self, timeout_s: float) -> tuple[str, list] | None: ...
-
-    def forget(self, peer: str) -> None: ...
-
-    def close(self, linger_s: float | None = None) -> None: ...
 
 
 class Channel:
@@ -99,6 +80,8 @@ class Channel:
         #: the most unread bytes any one peer had waiting here
         self.peak_buffered_bytes = 0
         self._idle_since = time.perf_counter()
+        #: when the peers' connections are next checked by receive_any / poll
+        self._watch_at = self._idle_since + _WATCH_S
         self.duplicates_dropped = 0
         self._dropped_from: dict[str, int] = defaultdict(int)
         self._accepted: dict[str, int] = defaultdict(int)  # messages accepted per sender
@@ -151,10 +134,21 @@ class Channel:
     def receive_any(self, label: str, senders: Iterable[str]) -> tuple[str, Any]:
         """One round: the next label message from whichever of senders delivers first."""
         senders = list(senders)
+        got = self._first_of(label, senders, self.deadline_s)
+        if got is None:
+            raise PeerTimeout(" or ".join(senders), f"{label}#*", self.deadline_s)
+        return got
+
+    def poll(self, label: str, senders: Iterable[str], wait_s: float) -> tuple[str, Any] | None:
+        """The next label message from whichever of senders, if one is here or arrives within
+        wait_s, else None (a party that serves requests as they come: `mpcbandit serve`).
+        Watches the peers as every wait does, also across short polls (PeerGone)."""
+        return self._first_of(label, list(senders), wait_s)
+
+    def _first_of(self, label: str, senders: list[str], wait_s: float) -> tuple[str, Any] | None:
         t1 = time.perf_counter()
         st = self.stats.op(label)
-        deadline = t1 + self.deadline_s
-        watch_at = t1 + _WATCH_S
+        deadline = t1 + wait_s
         while True:
             for peer in senders:
                 key = (peer, f"{label}#{self._count_in[(peer, label)]}")
@@ -168,16 +162,17 @@ class Channel:
                     self._idle_since = t2
                     return peer, body
             now = time.perf_counter()
-            if deadline <= now:
-                raise PeerTimeout(" or ".join(senders), f"{label}#*", self.deadline_s)
             if all(p in self._finished for p in senders):
                 raise ProtocolError(" and ".join(senders), f"{label}#*", "finished without "
                                     "sending this message")
             check_stop()
-            if now >= watch_at:
+            if now >= self._watch_at:
                 self._watch_peers(f"{label}#*")
-                watch_at = now + _WATCH_S
-            self._pump(min(deadline - now, _WATCH_S))
+                self._watch_at = now + _WATCH_S
+            if deadline > now:
+                self._pump(min(deadline - now, _WATCH_S))
+            elif not self._pump(0):
+                return None  # nothing more has arrived: what waited was read above
 
     def start_clock(self) -> None:
         """Count compute time and hops from now (set-up before the protocol is not the

@@ -96,6 +96,10 @@ class ZmqLink:
         self._linger_ms = int(linger_s * 1000)
         self._ctx = zmq.Context()
         self._pending: deque = deque()
+        # the peers' hellos, what they sent meanwhile, the next log line: kept across attempts
+        self._greetings: dict[str, bytes] = {}
+        self._pending_bytes: dict[str, int] = {}
+        self._next_hello_log = 0.0
         self._rcvtimeo = -1
         self.auth: PartyAuthenticator | None = None
         try:
@@ -161,19 +165,20 @@ class ZmqLink:
         """Greet every peer with greeting, wait until every peer has greeted us; their greetings.
 
         Messages that arrive meanwhile are kept for later, at most max_pending_bytes per peer
-        (the channel's cap on unread bytes); past it the sender is refused by name."""
+        (the channel's cap on unread bytes); past it the sender is refused by name. A hello
+        that timed out may be tried again: the greetings received so far are kept (a peer that
+        has finished its own hello greets only once)."""
         for d in self.dealers.values():
             d.send_multipart([HELLO_TAG, greeting])
-        greetings: dict[str, bytes] = {}
-        pending_bytes: dict[str, int] = {}
+        greetings, pending_bytes = self._greetings, self._pending_bytes
         deadline = time.monotonic() + timeout_s
-        next_log = time.monotonic()
+        next_log = self._next_hello_log
         while len(greetings) < len(self.peers):
             now = time.monotonic()
             waiting = sorted(set(self.peers) - set(greetings))
             if now >= next_log:
                 log.info("waiting for hello from %s (%.0f s left)", ", ".join(waiting), deadline - now)
-                next_log = now + _WAIT_LOG_S
+                next_log = self._next_hello_log = now + _WAIT_LOG_S
             check_stop()
             remaining = min(deadline, next_log, now + _STOP_CHECK_S) - now
             got = self._recv(remaining) if remaining > 0 else None
@@ -195,6 +200,10 @@ class ZmqLink:
                 self._pending.append(got)
         log.info("hello from every peer: %s", ", ".join(sorted(greetings)))
         return greetings
+
+    def not_greeted(self) -> list[str]:
+        """The peers whose hello has not arrived yet (sorted)."""
+        return sorted(set(self.peers) - set(self._greetings))
 
     def _hello_timeout(self, waiting: list[str], timeout_s: float) -> PeerTimeout:
         err = PeerTimeout(", ".join(waiting), "hello", timeout_s)

@@ -8,6 +8,7 @@ how per-party outputs become the summary. Register it in ``mpcbandit.registry.PR
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from mpcbandit.progress_file import write_progress
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
 from mpcbandit.stop import check_stop
 
-__all__ = ["Protocol", "PartyContext", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
+__all__ = ["Protocol", "PartyContext", "RoleNames", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "with_steps", "run_timed", "progress_line", "clock", "read_folders",
            "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
@@ -80,6 +81,10 @@ class Protocol:
     #: split(cfg, out, suffix) writes every party's data folder out/<role>.<index>/ from the
     #: built-in task (`mpcbandit data split`), tables in the format of suffix (.csv, ...)
     split: Callable[[Config, Path, str], None] | None = None
+    #: the module that serves it online (`mpcbandit serve`, docs/serve.md), imported when
+    #: first served: its SERVE table names the service's parties, their peers, what each
+    #: one's API takes, its data source and its serve loop
+    serve: str | None = None
 
     def buffer_cap(self, cfg: Config) -> int:
         """Unread bytes one peer may have waiting at a party: run.max_buffered_mb, else twice
@@ -97,6 +102,15 @@ class Protocol:
             raise MpcBanditError(f"protocol {self.name} cannot checkpoint or resume: "
                                  f"{self.no_checkpoints_because} (--checkpoint-every/--resume "
                                  f"refused; protocols that can: {able})")
+
+    def served(self) -> dict:
+        """The SERVE table of the module that serves this protocol, or an error naming those
+        that can be served."""
+        if self.serve is None:
+            able = ", ".join(sorted(n for n in PROTOCOL_MODULES if get_protocol(n).serve))
+            raise MpcBanditError(f"protocol {self.name} cannot be served yet (`mpcbandit "
+                                 f"serve` serves: {able})")
+        return importlib.import_module(self.serve).SERVE
 
     def source(self, cfg: Config, role: str, index: int, folder: Path | None) -> Any:
         """(role, index)'s data source: its own folder's, or the built-in task's (folder None)."""
@@ -159,8 +173,20 @@ def with_steps(cfg: Config, steps: int) -> Config:
     return cfg.with_overrides([f"{cfg.protocol}.{key}={steps}"])
 
 
+class RoleNames:
+    """The name ("role.index") and protocol section of a context holding config, role, index."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}.{self.index}"
+
+    @property
+    def section(self) -> Any:
+        return self.config.section
+
+
 @dataclass
-class PartyContext:
+class PartyContext(RoleNames):
     """Everything a role function gets: its config, identity, channel and a progress hook."""
 
     config: Config
@@ -178,14 +204,6 @@ class PartyContext:
     _last_log: float = field(default=0.0, repr=False)
     _started: float = field(default_factory=time.monotonic, repr=False)
     _first_iteration: int | None = field(default=None, repr=False)
-
-    @property
-    def name(self) -> str:
-        return f"{self.role}.{self.index}"
-
-    @property
-    def section(self) -> Any:
-        return self.config.section
 
     def rng(self, purpose: str) -> np.random.Generator:
         """A reproducible numpy generator for public or simulated data (never for secrets)."""

@@ -432,4 +432,5 @@ PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving
                         "permutations derive from the public config seed, so p' knows which "
                         "steps are greedy (reproduction mode; 'secret' for deployment)"],
                     sends_ahead=sends_ahead, checkpoints=True,
+                    serve="mpcbandit.protocols.hannun_serve",
                     steps=lambda s: ("iterations", 1), headline=headline)

@@ -118,6 +118,7 @@ class ServeReference:
         self.w_inv = eye / (1.0 + self.regularizer)
         self.b = np.zeros((self.arms, self.dims))
         self.prg = Prg(self.key)
+        self.scores = np.zeros((0, self.arms))   # the last decision batch's scores
 
     def decide(self, contexts: np.ndarray) -> np.ndarray:
         """The arms of a batch of contexts (B, D), the next B items of the exploration stream."""
@@ -125,7 +126,8 @@ class ServeReference:
         self.decided += len(contexts)
         u = np.einsum("aij,bj->bai", self.w_inv, contexts)         # W_a^-1 x, every arm
         scores = np.einsum("ad,bad->ba", self.b, u)
-        chosen = tie_break_argmax(np.where(smp.explore[:, None] == 1, smp.v(), scores), smp.perm)
+        self.scores = np.where(smp.explore[:, None] == 1, smp.v(), scores)
+        chosen = tie_break_argmax(self.scores, smp.perm)
         for row, greedy in zip(scores[smp.explore == 0], chosen[smp.explore == 0]):
             self.gaps.append(_gap(row, greedy))
         return chosen
@@ -147,17 +149,26 @@ def _gap(scores: np.ndarray, chosen: int) -> float:
     return float(np.min(np.abs(others - scores[chosen]))) if others.size else math.inf
 
 
-def replay_log(log: list[tuple[str, list, object]], ref: ServeReference) -> dict[str, int]:
+def replay_log(log: list[tuple[str, list, object]], ref: ServeReference,
+               served: dict[str, int] | None = None, on_decide=None) -> dict[str, int]:
     """Replay a serve log on ref: ("decide", ids, contexts (B, D)) and ("reward", ids, rewards)
     in order; returns the arm of every decided id. A reward for an id never decided, or
-    rewarded before, is refused by name."""
+    rewarded before, is refused by name. With served (the arms a service chose, by id) each
+    reward is applied to the arm that was served, as the service applied it: a near tie the
+    fixed point broke the other way stays one differing decision, not a different model.
+    on_decide(ids, arms) is called after each decision batch (ref.scores holds its scores)."""
     arms: dict[str, int] = {}
+    applied = arms if served is None else served
     contexts: dict[str, np.ndarray] = {}
     rewarded: set[str] = set()
     for n, (kind, ids, values) in enumerate(log):
         if kind == "decide":
-            for i, a, x in zip(ids, ref.decide(np.asarray(values, dtype=np.float64)), values):
-                arms[i], contexts[i] = int(a), np.asarray(x, dtype=np.float64)
+            batch = np.asarray(values, dtype=np.float64)
+            chosen = ref.decide(batch)
+            for i, a, x in zip(ids, chosen, batch):
+                arms[i], contexts[i] = int(a), x
+            if on_decide is not None:
+                on_decide(ids, chosen)
             continue
         if kind != "reward":
             raise ValueError(f"serve log batch {n}: {kind!r} is neither 'decide' nor 'reward'")
@@ -166,6 +177,7 @@ def replay_log(log: list[tuple[str, list, object]], ref: ServeReference) -> dict
                 raise DataError(f"serve log batch {n}: a reward for id {i!r}, "
                                 + ("rewarded before" if i in rewarded else "never decided"))
             rewarded.add(i)
-        ref.update(np.array([contexts[i] for i in ids]), np.array([arms[i] for i in ids]),
+        ref.update(np.array([contexts[i] for i in ids]),
+                   np.array([applied.get(i, arms[i]) for i in ids]),
                    np.asarray(values, dtype=np.float64))
     return arms

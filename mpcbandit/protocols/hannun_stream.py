@@ -107,3 +107,106 @@ class ExplorationShares:
         self.pos += 1
         return (AShare(y, 0, self.lead), AShare(yv, 2 * s.precision_bits, self.lead),
                 AShare(g, 0, self.lead))
+
+
+# ---------------------------------------------------------------- the served stream
+
+
+#: blocks the dealer of a service keeps pushed ahead of the block the holders are using
+AHEAD = 4
+
+
+def _advance(prg: Prg, items: int, s: Any) -> None:
+    """Draw and drop items of the stream (bounded memory): the stream is the same in chunks."""
+    while items > 0:
+        step = min(items, 16 * BLOCK)
+        draw_exploration(prg, step, s.arms, s.epsilon, s.precision_bits)
+        items -= step
+
+
+class ExplorationPusher:
+    """The dealer's side of a service's exploration stream: unbounded, pushed as it is used.
+
+    The stream is cut into segments, each drawn from its own key (``schedule``: (first
+    decision, key), ascending; a service draws a fresh key each time its key is revealed, so
+    that what comes after a reveal stays secret). Blocks of at most BLOCK decisions, each
+    within one segment, go to every feature holder, starting at decision ``start``; the lead
+    holder says which block it opens (``acked``) and the pusher keeps AHEAD blocks beyond it.
+    """
+
+    def __init__(self, chan, holders: list[str], s: Any, schedule: list[tuple[int, bytes]],
+                 start: int):
+        self.chan, self.holders, self.s = chan, holders, s
+        self.schedule = sorted(schedule)
+        self.pushed = start          # the first decision not pushed yet
+        self._segment = -1
+        self._prg: Prg | None = None
+        self.acked(start)
+
+    def _segment_of(self, t: int) -> int:
+        return max(i for i, (first, _) in enumerate(self.schedule) if first <= t)
+
+    def acked(self, t: int) -> None:
+        """The holders opened the block that starts at decision t: keep AHEAD blocks beyond."""
+        while self.pushed < t + AHEAD * BLOCK:
+            self._push_block()
+
+    def _push_block(self) -> None:
+        t, s = self.pushed, self.s
+        i = self._segment_of(t)
+        first, key = self.schedule[i]
+        if i != self._segment:   # a segment begins, or a resumed service joins one midway
+            self._segment, self._prg = i, Prg(key)
+            _advance(self._prg, t - first, s)
+        end = self.schedule[i + 1][0] if i + 1 < len(self.schedule) else t + BLOCK
+        count = min(BLOCK, end - t)
+        smp = draw_exploration(self._prg, count, s.arms, s.epsilon, s.precision_bits)
+        yv = (smp.uniform << s.precision_bits) * smp.explore[:, None]
+        for p, part in zip(self.holders, _split_by_seeds([smp.explore, yv, smp.perm],
+                                                          len(self.holders))):
+            self.chan.send(EXPLORE, p, {"t": t, "n": count, **part})
+        self.pushed = t + count
+
+
+class ServedExploration:
+    """A feature holder's shares of a service's exploration stream (ExplorationPusher), taken
+    a batch of decisions at a time from decision ``start`` on. The lead holder tells the
+    dealer (``ack(t)``, a message of its own) each block it opens."""
+
+    def __init__(self, chan, dealer: str, s: Any, lead: bool, start: int, ack=None):
+        self.chan, self.dealer, self.s, self.lead, self.ack = chan, dealer, s, lead, ack
+        self.t = start               # the next decision's place in the stream
+        self.block: list[np.ndarray] = []
+        self.pos = 0
+
+    def _open_block(self) -> None:
+        msg = self.chan.recv(EXPLORE, self.dealer)
+        tag = f"{EXPLORE} decision {self.t}"
+        first = expect_field(msg, "t", int, self.dealer, tag)
+        count = expect_field(msg, "n", int, self.dealer, tag)
+        if first != self.t or not 0 < count <= BLOCK:
+            raise ProtocolError(self.dealer, tag, f"a block of {count} decisions from {first}, "
+                                                  f"expected one from {self.t}")
+        A = self.s.arms
+        try:
+            self.block = _expand_share(msg, [(count,), (count, A), (count, A)], self.dealer)
+        except ProtocolError as e:
+            raise ProtocolError(e.peer, tag, e.reason) from None
+        self.pos = 0
+        if self.ack is not None:
+            self.ack(first)
+
+    def take(self, count: int) -> tuple[AShare, AShare, AShare]:
+        """The next count decisions' [y] (B,), [y v] (B, A) at 2L bits, [gamma] (B, A)."""
+        parts = []
+        while count:
+            if self.pos == (len(self.block[0]) if self.block else 0):
+                self._open_block()
+            k = min(count, len(self.block[0]) - self.pos)
+            parts.append([b[self.pos:self.pos + k] for b in self.block])
+            self.pos += k
+            self.t += k
+            count -= k
+        y, yv, g = (np.concatenate([p[i] for p in parts]) for i in range(3))
+        L = self.s.precision_bits
+        return AShare(y, 0, self.lead), AShare(yv, 2 * L, self.lead), AShare(g, 0, self.lead)

@@ -7,7 +7,9 @@ no HTTP. A backend is started with a ``ServicePort`` and from its own thread(s):
   ``port.next_batch("contexts")`` (``ContextRequest``s), ``port.next_batch("rewards")``
   (``RewardRequest``s, and ``Closed`` for a decision whose reward never came);
 - answers each decision: ``ticket.decide(arm, step)`` (the shell logs it, then answers 200),
-  or ``ticket.refuse(reason)`` (503 naming the reason: a peer gone, say);
+  or ``ticket.refuse(reason, missing)`` (503 naming the reason: a peer gone, the holders whose
+  slice is missing); a decision replayed at a resume, whose request is gone, is logged with
+  ``port.record_decision(id, arm, step)``;
 - tells a party that takes rewards which ids were decided: ``port.decided(ids)`` (a reward for
   an id not decided within ``serve.decision_timeout_s`` is 404);
 - reports its state whenever it changes: ``port.report(ready=..., step=..., peers=...)``
@@ -66,9 +68,11 @@ class Decided:
 
 @dataclass(frozen=True)
 class Refused:
-    """A ticket's outcome: no arm, and why (answered 503 with the reason)."""
+    """A ticket's outcome: no arm, and why (answered 503 with the reason and, if the backend
+    named them, the holders whose slice is missing)."""
 
     reason: str
+    missing: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -106,10 +110,11 @@ class Ticket:
         if self._settle_once():
             self._record(self, Decided(arm, operator.index(step)))
 
-    def refuse(self, reason: str) -> None:
-        """The backend cannot decide (a peer gone, ...): the request is answered 503."""
+    def refuse(self, reason: str, missing: list[str] | None = None) -> None:
+        """The backend cannot decide (a peer gone, a holder's slice missing, ...): the request
+        is answered 503 with the reason (and the missing holders)."""
         if self._settle_once():
-            self.outcome.set_result(Refused(reason))
+            self.outcome.set_result(Refused(reason, list(missing or [])))
 
     @property
     def settled(self) -> bool:
@@ -140,6 +145,10 @@ class ServicePort(Protocol):
 
     def decided(self, ids: list[str]) -> None:
         """These ids were decided (a party that takes rewards accepts rewards for them)."""
+
+    def record_decision(self, request_id: str, arm: int, step: int) -> None:
+        """A decision made with no request waiting for it (replayed when the service resumed):
+        logged like an answered one; asking for its id again is a 409."""
 
 
 class Backend(Protocol):

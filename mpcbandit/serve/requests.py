@@ -99,8 +99,9 @@ def _number(value: object, field: str) -> float:
     return number
 
 
-def parse_context(raw: bytes, features: int) -> ContextRequest:
-    """A POST /v1/contexts body: an id and exactly `features` finite numbers."""
+def parse_context(raw: bytes, features: int, max_norm: float | None = None) -> ContextRequest:
+    """A POST /v1/contexts body: an id and exactly `features` finite numbers (of Euclidean
+    norm at most max_norm, if the protocol bounds it)."""
     body = _object(raw, ("id", "features"))
     rid = _id(body)
     values = body["features"]
@@ -109,7 +110,12 @@ def parse_context(raw: bytes, features: int) -> ContextRequest:
     if len(values) != features:
         raise BadRequest("features", f"expected {features} numbers (this party's feature "
                                      f"count), got {len(values)}")
-    return ContextRequest(rid, [_number(v, f"features[{i}]") for i, v in enumerate(values)])
+    numbers = [_number(v, f"features[{i}]") for i, v in enumerate(values)]
+    norm = math.sqrt(math.fsum(v * v for v in numbers))
+    if max_norm is not None and norm > max_norm * (1 + 1e-9):
+        raise BadRequest("features", f"norm {norm:.6g} is above {max_norm:g}, the most the "
+                                     "protocol takes (scale your slice)")
+    return ContextRequest(rid, numbers)
 
 
 def parse_decision(raw: bytes) -> DecisionRequest:
@@ -117,7 +123,12 @@ def parse_decision(raw: bytes) -> DecisionRequest:
     return DecisionRequest(_id(_object(raw, ("id",))))
 
 
-def parse_reward(raw: bytes) -> RewardRequest:
-    """A POST /v1/rewards body: an id and a finite reward."""
+def parse_reward(raw: bytes, values: tuple[float, ...] = ()) -> RewardRequest:
+    """A POST /v1/rewards body: an id and a finite reward (one of values, if the protocol
+    takes only those)."""
     body = _object(raw, ("id", "reward"))
-    return RewardRequest(_id(body), _number(body["reward"], "reward"))
+    reward = _number(body["reward"], "reward")
+    if values and reward not in values:
+        raise BadRequest("reward", f"{reward!r}: this protocol takes only "
+                                   f"{' or '.join(f'{v:g}' for v in values)}")
+    return RewardRequest(_id(body), reward)

@@ -48,6 +48,10 @@ class ServiceRole:
     features: int = 0
     decides: bool = False
     rewards: bool = False
+    #: the most a context slice's Euclidean norm may be (None: unbounded)
+    max_norm: float | None = None
+    #: the only rewards taken (empty: any finite number)
+    reward_values: tuple[float, ...] = ()
 
     @property
     def kinds(self) -> list[str]:
@@ -152,6 +156,11 @@ class Service:
         """Count one op's rounds and bytes."""
         self.metrics.report_op(op, rounds, bytes_sent)
 
+    def record_decision(self, rid: str, arm: int, step: int) -> None:
+        """A decision made with no request waiting (replayed at a resume): logged, id taken."""
+        self.book.claim(self.book.requested, rid)
+        Ticket(rid, self._record_decision).decide(arm, step)
+
     def decided(self, ids: list[str]) -> None:
         """These ids were decided elsewhere: rewards for them are accepted from now on."""
         if not self.role.rewards:
@@ -224,7 +233,8 @@ class Service:
         """POST /v1/contexts: 202 once the context is logged and queued."""
         with self._request():
             req = self._admit("contexts", "contexts (it is no feature holder)", raw,
-                              lambda b: parse_context(b, self.role.features),
+                              lambda b: parse_context(b, self.role.features,
+                                                            self.role.max_norm),
                               self.book.contexts, "a context")
             if isinstance(req, Reply):
                 return req
@@ -292,7 +302,8 @@ class Service:
             return _error(503, str(e), id=ticket.id)
         if isinstance(outcome, Refused):
             return _error(503, f"no decision for id {ticket.id!r}: {outcome.reason}",
-                          id=ticket.id)
+                          id=ticket.id, **({"missing": outcome.missing} if outcome.missing
+                                           else {}))
         self.metrics.decisions.inc()
         self.metrics.decision_latency.observe(time.monotonic() - started)
         return Reply(200, {"id": ticket.id, "arm": outcome.arm})
@@ -321,7 +332,7 @@ class Service:
             if refusal:
                 return refusal
             try:
-                req = parse_reward(raw)
+                req = parse_reward(raw, self.role.reward_values)
             except BadRequest as e:
                 return _bad(e)
             state = self.book.reward_state(req.id)

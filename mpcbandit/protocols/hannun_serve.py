@@ -1,0 +1,406 @@
+"""Hannun et al.'s bandit as a service (`mpcbandit serve`, docs/serve.md): the parties, what
+each one's API takes, and the serve loops of p' (who orders every op), p'' and the dealer (the
+feature holders' is in hannun_serve_holder.py). The maths of a batch is hannun_batch.py's.
+
+p' takes a batch of decision requests from its queue and asks the holders to prepare it
+(``prepare``: each waits, bounded by what is left of serve.decision_timeout_s, for its slices);
+the ids every holder has are decided in one batch, the rest refused naming the missing
+holders. p'' tells p' which decisions have their reward (ids only); p' applies them, at most
+serve.max_batch a batch, after each decision batch, in the order p'' reported them. p'' reports
+a decision closed without a reward (serve.reward_timeout_s), and p' drops it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+import numpy as np
+
+from mpcbandit.bandits.egreedy import exploration_key
+from mpcbandit.config import Config
+from mpcbandit.data import hannun_data
+from mpcbandit.data.folder import no_data
+from mpcbandit.errors import DataError, ProtocolError
+from mpcbandit.files import write_json
+from mpcbandit.mpc.engine import Engine
+from mpcbandit.mpc.rounds import Op
+from mpcbandit.protocols.hannun import DEALER, FEATURE, PULLER, REWARD, holders
+from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, opened_arms, share_choices,
+                                              share_rewards)
+from mpcbandit.protocols.hannun_serve_holder import DEALER_LABEL, HAVE, run_holder
+from mpcbandit.protocols.hannun_serve_replay import replay_service
+from mpcbandit.protocols.hannun_stream import ExplorationPusher
+from mpcbandit.protocols.serve_loop import (OPS, POLL_S, UP, Follower, OpLog, ServeContext,
+                                            agree_resume, durable, tick_s)
+from mpcbandit.serve.service import ServiceRole
+
+__all__ = ["SERVE", "roles", "peers", "service_role", "source", "run_role"]
+
+log = logging.getLogger("mpcbandit.serve")
+P1, P2, DEALER0 = f"{PULLER}.0", f"{REWARD}.0", f"{DEALER}.0"
+
+
+def roles(s) -> list[tuple[str, int]]:
+    """The parties of the service: Hannun's without the environment (the world is the
+    applications)."""
+    return [(FEATURE, i) for i in range(s.feature_holders)] + [(PULLER, 0), (REWARD, 0),
+                                                                (DEALER, 0)]
+
+
+def peers(s, role: str, index: int) -> list[str]:
+    """Who talks to whom: the batch run's links, p' with p'' (ids of decisions and rewards)
+    and with the dealer (which tells p' when it stops)."""
+    fh = holders(s)
+    me = f"{role}.{index}"
+    return {FEATURE: [h for h in fh if h != me] + [P1, P2, DEALER0], PULLER: fh + [P2, DEALER0],
+            REWARD: fh + [P1], DEALER: fh + [P1]}[role]
+
+
+def service_role(cfg: Config, role: str, index: int) -> ServiceRole:
+    """What each party's API takes: a holder its slice (norm <= 1), p' decisions, p'' rewards
+    (0 or 1), the dealer nothing."""
+    name, s = f"{role}.{index}", cfg.section
+    if role == FEATURE:
+        width = len(hannun_data.feature_slices(s)[index])
+        return ServiceRole(name, features=width, max_norm=1.0)
+    return ServiceRole(name, decides=role == PULLER, rewards=role == REWARD,
+                       reward_values=(0.0, 1.0) if role == REWARD else ())
+
+
+def source(cfg: Config, role: str, index: int, folder):
+    """A holder looks slices up by id in its folder (if given); the others read no data."""
+    name = f"{role}.{index}"
+    if role == FEATURE and folder is not None:
+        return hannun_data.lookup(cfg, index, folder, name)
+    return no_data(folder, name)
+
+
+class _Puller:
+    """p': orders every op of the service and learns the arms."""
+
+    def __init__(self, ctx: ServeContext):
+        s, self.ctx, self.chan, self.port = ctx.section, ctx, ctx.chan, ctx.port
+        self.s, self.serve = s, ctx.config.serve
+        self.holders = holders(s)
+        self.followers = self.holders + [P2]
+        self.eng = Engine(ctx.chan, self.holders, dealer=None)
+        self.oplog = OpLog(ctx.state.oplog_path)
+        self.logged = {r["id"]: r["arm"] for r in self.port.records if r.get("kind") == "decision"}
+        self.ready: dict[str, None] = {}      # rewards p'' reported, in its order
+        self.closing: dict[str, None] = {}
+        self.leaving: str | None = None
+        self.acks: set[tuple[str, int]] = set()
+        start = agree_resume(ctx, self.followers, self.oplog.n)
+        saved = ctx.state.load(start) if start else {"t": 0, "arms": {}}
+        self.t, self.arms = saved["t"], dict(saved["arms"])
+        self.last_checkpoint, self.replaying = start, True
+        for op in self.oplog.ops[start:]:
+            {"decide": self.decide, "update": self.update, "drop": self.drop}[op["kind"]](
+                op["ids"], op["n"])
+        self.replaying, self.logged = False, {}
+        for f in self.followers:
+            self.chan.send(OPS, f, {"kind": "live"})
+        self.port.report(ready=True, step=self.oplog.n, reason="")
+        log.info("serving from op %d (%d replayed), %d decisions awaiting their reward",
+                 self.oplog.n, self.oplog.n - start, len(self.arms))
+
+    # ------------------------------------------------------------ what p' hears
+    def on_up(self, peer: str, msg) -> None:
+        if not isinstance(msg, dict):
+            raise ProtocolError(peer, UP, f"expected a dict, got {str(msg)[:60]}")
+        for key, into in (("ready", self.ready), ("closed", self.closing)):
+            for rid in msg.get(key, ()):
+                if rid in self.arms:   # a notice repeated at a resume is applied once
+                    into[rid] = None
+        if "leave" in msg and self.leaving is None:
+            self.leaving = peer
+            log.info("%s leaves (%s): finishing the open batches, then stopping", peer,
+                     msg["leave"])
+        if "saved" in msg:
+            self.acks.add((peer, msg["saved"]))
+
+    def read_up(self) -> None:
+        while (got := self.chan.poll(UP, self.followers + [DEALER0], 0.0)) is not None:
+            self.on_up(*got)
+
+    # ------------------------------------------------------------ ops
+    def _op_done(self, n: int, kind: str, count: int, before, t0: float) -> None:
+        cost = self.chan.stats.total() - before
+        self.port.report(step=n)
+        self.port.report_op(kind, cost.rounds, cost.bytes_sent)
+        log.info("op %d %s: %d id(s), %d round(s), %.1f ms", n, kind, count, cost.rounds,
+                 1e3 * (time.perf_counter() - t0))
+        if not self.replaying and n % self.serve.checkpoint_every == 0:
+            self.checkpoint(n)
+
+    def prepare(self, batch) -> None:
+        """A batch of tickets: the ids every holder has are decided, the rest refused."""
+        tickets, timeout = batch.items, self.serve.decision_timeout_s
+        ids = [t.id for t in tickets]
+        margin = min(0.25, 0.1 * timeout)
+        wait_s = max(0.0, timeout - batch.waited_s - margin)
+        for h in self.holders:
+            self.chan.send(OPS, h, {"kind": "prepare", "op": self.oplog.n + 1, "ids": ids,
+                                    "wait_s": wait_s})
+        got = self.chan.exchange(HAVE, recv=self.holders,
+                                 deadline_s=wait_s + self.ctx.config.run.deadline_s)
+        flags = {h: got[h] for h in self.holders}
+        for h, f in flags.items():
+            if not isinstance(f, list) or len(f) != len(ids):
+                raise ProtocolError(h, HAVE, f"expected {len(ids)} bools, got {str(f)[:60]}")
+        complete = []
+        for k, ticket in enumerate(tickets):
+            missing = [h for h in self.holders if not flags[h][k]]
+            if not missing:
+                complete.append(ticket)
+                continue
+            self.ctx.backend.note_refused(ticket.id, missing)
+            ticket.refuse(f"the slice of {', '.join(missing)} did not arrive within "
+                          f"serve.decision_timeout_s = {timeout:g} s", missing)
+        if complete:
+            self.decide([t.id for t in complete], self.oplog.n + 1, complete)
+        if len(complete) < len(tickets):
+            log.info("decision batch #%d: %d refused (slices missing)", batch.number,
+                     len(tickets) - len(complete))
+
+    def decide(self, ids: list[str], n: int, tickets=None) -> None:
+        before, t0 = self.chan.stats.total(), time.perf_counter()
+        if self.replaying:
+            for h in self.holders:
+                self.chan.send(OPS, h, {"n": n, "kind": "decide", "ids": ids})
+            fut = None
+        else:
+            fut = self.oplog.append("decide", ids)   # the holders share meanwhile
+        arms = [int(a) for a in self.eng.run(Op(DECIDE, opened_arms(self.eng, self.holders[0])))]
+        if len(arms) != len(ids):
+            raise ProtocolError(self.holders[0], DECIDE, f"{len(arms)} arms for {len(ids)} ids")
+        if fut is not None:
+            durable(fut)
+        self.t += len(ids)
+        for k, (rid, arm) in enumerate(zip(ids, arms)):
+            self.arms[rid] = arm
+            if tickets is not None:
+                tickets[k].decide(arm, n)
+            elif rid not in self.logged:  # decided before a crash, never answered: logged now
+                self.port.record_decision(rid, arm, n)
+            elif self.logged[rid] != arm:
+                raise DataError(f"op {n} replayed: id {rid!r} got arm {arm}, the log of "
+                                f"{self.ctx.name} says {self.logged[rid]}: the replay differs")
+        self.chan.send(OPS, P2, {"n": n, "kind": "decide", "ids": ids})
+        self._op_done(n, "decide", len(ids), before, t0)
+
+    def _announce(self, kind: str, ids: list[str], n: int):
+        """Log an update or a drop (not when replaying it) and send it to every follower; the
+        cost counters at its start."""
+        if not self.replaying:
+            durable(self.oplog.append(kind, ids))
+        for p in self.followers:
+            self.chan.send(OPS, p, {"n": n, "kind": kind, "ids": ids})
+        return self.chan.stats.total(), time.perf_counter()
+
+    def update(self, ids: list[str], n: int) -> None:
+        before, t0 = self._announce("update", ids, n)
+        chosen = [self.arms.pop(i) for i in ids]
+        self.eng.run(Op(UPDATE, share_choices(self.eng, np.asarray(chosen), self.s.arms)))
+        self._op_done(n, "update", len(ids), before, t0)
+
+    def drop(self, ids: list[str], n: int) -> None:
+        before, t0 = self._announce("drop", ids, n)
+        for i in ids:
+            self.arms.pop(i, None)
+        self._op_done(n, "drop", len(ids), before, t0)
+
+    def checkpoint(self, n: int) -> None:
+        """Every party saves its state after op n; p' waits until each has."""
+        for p in self.followers:
+            self.chan.send(OPS, p, {"kind": "checkpoint", "n": n})
+        self.ctx.state.save(n, {"t": self.t, "arms": self.arms})
+        while any((p, n) not in self.acks for p in self.followers):
+            self.on_up(*self.chan.receive_any(UP, self.followers + [DEALER0]))
+        self.acks = {a for a in self.acks if a[1] > n}
+        self.last_checkpoint = n
+
+    # ------------------------------------------------------------ the loop
+    def pending_rewards(self) -> None:
+        """Closings (no MPC) and one batch of rewards, in the order p'' reported them."""
+        if self.closing:
+            ids, self.closing = list(self.closing), {}
+            self.drop(ids, self.oplog.n + 1)
+        if self.ready:
+            ids = list(self.ready)[:self.serve.max_batch]
+            for i in ids:
+                del self.ready[i]
+            self.update(ids, self.oplog.n + 1)
+
+    def run(self) -> str | None:
+        idle_since, tick = time.monotonic(), tick_s(self.ctx.config)
+        while not (self.leaving or self.ctx.stopping):
+            self.read_up()
+            batch = self.port.next_batch("decisions", wait_s=0.0 if self.ready or self.closing
+                                         else POLL_S)
+            if batch is not None:
+                self.prepare(batch)
+            worked = batch is not None or bool(self.ready or self.closing)
+            self.pending_rewards()
+            now = time.monotonic()
+            if worked:
+                idle_since = now
+            elif now - idle_since > tick:
+                for p in self.followers:
+                    self.chan.send(OPS, p, {"kind": "tick"})
+                idle_since = now
+        return self.stop()
+
+    def stop(self) -> str | None:
+        """Finish the batches already queued (for at most serve.decision_timeout_s: a queue
+        that others keep filling), checkpoint, tell everyone who stopped."""
+        end = time.monotonic() + self.serve.decision_timeout_s
+        while time.monotonic() < end and (batch := self.port.next_batch(
+                "decisions", window_s=0.0, wait_s=0.0)):
+            self.prepare(batch)
+        if self.last_checkpoint != self.oplog.n:
+            self.checkpoint(self.oplog.n)
+        by = self.leaving or self.ctx.name
+        for p in self.followers:
+            self.chan.send(OPS, p, {"kind": "stop", "by": by})
+        self.oplog.close()
+        log.info("stopped at op %d (%s stopped)", self.oplog.n, by)
+        return self.leaving
+
+
+def _reward_holder(ctx: ServeContext) -> str | None:
+    """p'': shares the rewards of the batches p' orders; tells p' which ids have a reward
+    (or were closed), in the order of its log."""
+    chan, port = ctx.chan, ctx.port
+    eng = Engine(chan, holders(ctx.section), dealer=None)
+    follower = Follower(ctx, P1)
+    start, _ = follower.join()
+    saved = ctx.state.load(start) if start else {"consumed": 0, "unapplied": []}
+    feed = [r for r in port.records if r.get("kind") in ("reward", "expired")]
+    unapplied = dict(saved["unapplied"])   # id -> "reward" | "expired", reported, not applied
+    backlog = feed[saved["consumed"]:]
+    wanted = set(unapplied) | {r["id"] for r in backlog}
+    rewards = {r["id"]: r["reward"] for r in feed if r.get("kind") == "reward"
+               and r["id"] in wanted}
+    decided = {r["id"] for r in port.records if r.get("kind") == "decided"}
+    replayed: set[str] = set()   # applied by the ops replayed at this start
+    consumed, live = len(feed), False
+
+    def notify(items) -> None:
+        new = {r["id"]: r["kind"] for r in items}
+        unapplied.update(new)
+        ready = [i for i, kind in new.items() if kind == "reward"]
+        closed = [i for i, kind in new.items() if kind == "expired"]
+        if ready or closed:
+            chan.send(UP, P1, {"ready": ready, "closed": closed})
+
+    while True:
+        op = follower.next_op(wait_s=POLL_S)
+        kind = op and op["kind"]
+        if kind == "decide":
+            port.decided([i for i in op["ids"] if i not in decided])
+        elif kind in ("update", "drop"):
+            ids = op["ids"]
+            if kind == "update":
+                missing = [i for i in ids if i not in rewards]
+                if missing:
+                    raise DataError(f"op {op['n']}: no reward for id {missing[0]!r} in "
+                                    f"{ctx.state.wal_path}")
+                eng.run(Op(UPDATE, share_rewards(eng, np.array([rewards.pop(i) for i in ids]))))
+            for i in ids:
+                unapplied.pop(i, None)
+                rewards.pop(i, None)
+                if not live:
+                    replayed.add(i)
+        elif kind == "checkpoint":
+            ctx.state.save(op["n"], {"consumed": consumed, "unapplied": list(unapplied.items())})
+            follower.saved(op["n"])
+        elif kind == "live":   # replay done: what was reported before the restart, again
+            live, decided = True, set()
+            again = [{"id": i, "kind": k} for i, k in unapplied.items()]
+            notify(again + [r for r in backlog if r["id"] not in unapplied
+                            and r["id"] not in replayed])
+            port.report(ready=True, reason="")
+        elif kind == "stop":
+            return op.get("by")
+        if op:
+            port.report(step=follower.n)
+        if live and (batch := port.next_batch("rewards", window_s=0.0, wait_s=0.0)):
+            items = []
+            for item in batch.items:
+                if hasattr(item, "reward"):
+                    rewards[item.id] = item.reward
+                items.append({"kind": "reward" if hasattr(item, "reward") else "expired",
+                              "id": item.id})
+            consumed += len(items)
+            notify(items)
+
+
+def _dealer(ctx: ServeContext) -> str | None:
+    """Serves the holders' material and pushes the exploration stream as it is used; its key
+    schedule lives in its state folder, and at each stop of the service the keys used so far
+    are revealed (result.json) and a fresh one drawn for the decisions to come."""
+    from dealer.service import MaterialServer
+
+    s, chan, state = ctx.section, ctx.chan, ctx.state
+    fh = holders(s)
+    if state.store.path("keys").exists():
+        schedule = [(int(t), bytes(k)) for t, k in state.load("keys")]
+    else:  # a new service
+        first = exploration_key(ctx.config.seed) if s.exploration == "seeded" else os.urandom(32)
+        schedule = [(0, first)]
+        state.store.save("keys", schedule)
+    # a service runs for months: no budget of elements (a batch run's bounds a runaway run)
+    server = MaterialServer(chan, fh, max_elements=2**63 - 1)
+    pusher, left, by = None, False, None
+    while server.waiting:
+        got = chan.poll(DEALER_LABEL, server.waiting, POLL_S)
+        if got is None:
+            if ctx.stopping and not left:
+                chan.send(UP, P1, {"leave": "stopped (SIGTERM)"})
+                left = True
+            continue
+        peer, msg = got
+        if "explore_from" in msg:
+            pusher = ExplorationPusher(chan, fh, s, schedule, int(msg["explore_from"]))
+            ctx.port.report(ready=True, reason="")
+        elif "explore_at" in msg and pusher is not None:
+            pusher.acked(int(msg["explore_at"]))
+        elif "explore_stop" in msg:
+            by = msg.get("by")
+            schedule = _reveal(ctx, schedule, int(msg["explore_stop"]))
+        else:
+            server.handle(peer, msg)
+    log.info("served %(batches)d batches of material, %(elements)d elements", server.counts())
+    return by
+
+
+def _reveal(ctx: ServeContext, schedule: list, stop: int) -> list:
+    """The service stopped after `stop` decisions: reveal the keys of decisions before it (as
+    a batch run's result reveals its key) and, in secret mode, draw a fresh one from there."""
+    used = [(t, k) for t, k in schedule if t < stop]
+    if ctx.section.exploration == "secret" and used:
+        schedule = used + [(stop, os.urandom(32))]
+        ctx.state.store.save("keys", schedule)
+    ends = [t for t, _ in used[1:]] + [stop]
+    write_json(ctx.state.result_path, {
+        "exploration": ctx.section.exploration, "decisions": stop,
+        "keys": [{"from": t, "to": end, "key": k.hex()} for (t, k), end in zip(used, ends)]})
+    log.info("revealed the exploration key(s) of decisions 0..%d in %s", stop,
+             ctx.state.result_path)
+    return schedule
+
+
+def run_role(ctx: ServeContext) -> str | None:
+    """Run ctx's role in the service; the party that stopped it (None: this one)."""
+    if ctx.role == FEATURE:
+        return run_holder(ctx, holders(ctx.section))
+    if ctx.role == PULLER:
+        return _Puller(ctx).run()
+    return {REWARD: _reward_holder, DEALER: _dealer}[ctx.role](ctx)
+
+
+SERVE = {"roles": roles, "peers": peers, "service_role": service_role, "source": source,
+         "run_role": run_role, "replay": replay_service}

@@ -1,0 +1,139 @@
+"""`mpcbandit serve` (a private online learning service: one party, or every party on this
+host) and `mpcbandit serve-replay` (every decision of a service recomputed in float64 from its
+logs). docs/serve.md."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from mpcbandit.errors import MpcBanditError
+from mpcbandit.shipped_configs import ConfigFile
+
+__all__ = ["serve", "serve_replay"]
+
+
+def _overrides(sets, seed, net) -> list[str]:
+    from mpcbandit.cli import _overrides as overrides
+
+    return overrides(sets, seed, net)
+
+
+@click.command()
+@click.argument("config", type=ConfigFile(), required=False)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Start every party on this host, each its state in OUT/<party>/; "
+                   "OUT/endpoints.json maps each party to its API's URL.")
+@click.option("--role", default=None, help="Run one party of a deployment: its role ...")
+@click.option("--index", type=int, default=0, show_default=True, help="... and its index.")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="One party's state folder: its request log, op log and "
+                                 "checkpoints (default mpcbandit-serve/ROLE.INDEX).")
+@click.option("--run-id", default=None, metavar="ID",
+              help="A new service's id, the same at every party (checkpoints are bound to it).")
+@click.option("--resume", is_flag=True,
+              help="Continue the service in --state (one party) or --out (every party) from "
+                   "its logs and checkpoints.")
+@click.option("--session", default=None, hidden=True)
+@click.option("--url-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              hidden=True)
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="A feature holder looks each request's slice up by id in its own folder "
+                   "(with --out: DATA/<party>/; docs/data.md) when its application posts none.")
+@click.option("--insecure", is_flag=True,
+              help="Allow run.security = 'none' beyond loopback.")
+@click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"],
+                                               case_sensitive=False), default="INFO",
+              show_default=True)
+@click.option("--seed", type=int, default=None, help="Override the config's seed.")
+@click.option("--net", default=None, metavar="NET", help="Emulated network (as `run --net`).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config value.")
+def serve(config, out_dir, role, index, state_dir, run_id, resume, session, url_file, data_dir,
+          insecure, log_level, seed, net, sets) -> None:
+    """Serve CONFIG online: applications ask for decisions and post rewards over HTTP, and the
+    model keeps learning (docs/serve.md). One party (--role, --index) or every party on this
+    host (--out DIR)."""
+    from mpcbandit.config import load_config
+
+    if (role is None) == (out_dir is None):
+        raise click.UsageError("give --role (one party) or --out (every party on this host)")
+    try:
+        if out_dir is not None:
+            from mpcbandit.serve.local import serve_local
+
+            if resume and (config or sets or seed is not None or net or data_dir):
+                raise click.UsageError("--resume --out DIR takes the service's own config and "
+                                       "options; give no CONFIG/--set/--seed/--net/--data")
+            if not resume and config is None:
+                raise click.UsageError("give CONFIG (or --resume to continue the service in "
+                                       "--out)")
+            cfg = None if resume else load_config(config, _overrides(sets, seed, net))
+            sys.exit(serve_local(cfg, out_dir, resume=resume, data_dir=data_dir,
+                                 insecure=insecure, log_level=log_level, echo=click.echo))
+        if config is None:
+            raise click.UsageError("give CONFIG")
+        _serve_one(config, role, index, state_dir, run_id, resume, session, url_file, data_dir,
+                   insecure, log_level, _overrides(sets, seed, net))
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def _serve_one(config, role, index, state_dir, run_id, resume, session, url_file, data_dir,
+               insecure, log_level, overrides) -> None:
+    from mpcbandit.config import load_config
+    from mpcbandit.identity import config_digest
+    from parties.serving import run_serve_party
+
+    name = f"{role}.{index}"
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, force=True,
+                        format=f"%(asctime)s %(levelname)s {name}: %(message)s")
+    cfg = load_config(config, overrides)
+    state_dir = state_dir or Path("mpcbandit-serve") / name
+    code = run_serve_party(cfg, role, index, state_dir=state_dir,
+                           session=session or config_digest(cfg)[:16], run_id=run_id,
+                           resume=resume, insecure=insecure, data_dir=data_dir,
+                           url_file=url_file)
+    # drained: a second SIGTERM (a launcher stopping every party) must not kill the exit
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(code)
+
+
+@click.command("serve-replay")
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def serve_replay(out_dir: Path, as_json: bool) -> None:
+    """Recompute every decision of the service in OUT_DIR (`serve --out`'s folder, or every
+    party's state folder gathered as OUT_DIR/<party>/ with its run.json) in float64 from the
+    logs (each reward applied to the arm served), and report how many arms agree; a differing
+    arm whose float64 score stands within the fixed point's reach of the served one's is a
+    near tie. Exit status 1 if any other differs. Reads every party's log: the non-private check, as `run --plaintext
+    --data` is. In secret exploration it needs the dealer's revealed keys."""
+    from mpcbandit.protocols import get_protocol
+    from mpcbandit.serve.local import _read_service
+
+    try:
+        cfg, meta = _read_service(Path(out_dir))
+        report = get_protocol(cfg.protocol).served()["replay"](cfg, Path(out_dir),
+                                                               meta.get("data"))
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(f"{report['decisions']} decision(s) in {report['batches']} batch(es) and "
+                   f"{report['rewards']} reward(s) replayed in float64: {report['agree']} of "
+                   f"{report['decisions']} arms agree ({100 * report['agreement']:.2f} %)")
+        for tie in report["near_ties"][:10]:
+            click.echo(f"  near tie, id {tie['id']!r}: served arm {tie['served']}, replay "
+                       f"{tie['replay']}: their float64 scores {tie['gap']:.2g} apart, within "
+                       f"the fixed point's reach there ({tie['near_tie']:.2g})")
+        for miss in report["disagree"][:10]:
+            click.echo(f"  DIFFERS, id {miss['id']!r}: served arm {miss['served']}, replay "
+                       f"{miss['replay']}" + (f" (scores {miss['gap']:.2g} apart)"
+                                              if "gap" in miss else " (never logged by p')"))
+    sys.exit(1 if report["disagree"] else 0)

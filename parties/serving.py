@@ -1,0 +1,121 @@
+"""One party of a service (`mpcbandit serve CONFIG --role R --index I`, docs/serve.md): the
+shell's HTTP API in the main thread (asyncio, SIGTERM) and the protocol's serve loop in
+another, bridged by the backend (mpcbandit/protocols/serve_loop.PartyBackend). The same keys,
+roster and hello as `mpcbandit party`; its state (request log, op log, checkpoints) lives in
+its own folder."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from mpcbandit.config import Config
+from mpcbandit.errors import ConfigError, MpcBanditError, PeerTimeout
+from mpcbandit.files import RunLock, write_json, write_private
+from mpcbandit.identity import identity_fields
+from mpcbandit.protocols import get_protocol
+from mpcbandit.protocols.serve_loop import PartyBackend, ServeContext, ServeState
+from mpcbandit.serve.server import run_service
+from parties import (check_peers, check_security_mode, open_channel, open_link, party_curve,
+                     party_greeting, read_greetings)
+
+__all__ = ["run_serve_party", "serve_parties", "STATE_FILE"]
+
+log = logging.getLogger("mpcbandit.party")
+
+#: the state folder's record of which service it belongs to
+STATE_FILE = "run.json"
+#: one attempt of the hello: a party of a service waits for its peers until it is stopped
+_HELLO_TRY_S = 2.0
+
+
+def serve_parties(cfg: Config) -> list[str]:
+    """The names of the parties of cfg's service."""
+    return [f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)]
+
+
+def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool) -> str:
+    """The service's run id, from --run-id (a new service) or the folder (--resume)."""
+    record = folder / STATE_FILE
+    if not resume:
+        if record.exists():
+            raise MpcBanditError(f"{folder} holds the state of a service ({record}): continue "
+                                 "it with --resume, or give another --state")
+        if not run_id:
+            raise MpcBanditError("a new service needs --run-id ID: one new id for the whole "
+                                 "service, the same at every party (checkpoints are bound to "
+                                 "it)")
+        write_json(record, {"party": name, "run_id": run_id})
+        return run_id
+    try:
+        meta = json.loads(record.read_text())
+        kept, party = meta["run_id"], meta["party"]
+    except FileNotFoundError:
+        raise MpcBanditError(f"{folder} holds no service to resume (no {STATE_FILE})") from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise MpcBanditError(f"{record} is damaged ({type(e).__name__}: {e}); cannot resume "
+                             "this party") from None
+    if party != name:
+        raise MpcBanditError(f"{folder} is the state of {party}, not of {name}")
+    if run_id and run_id != kept:
+        raise MpcBanditError(f"--run-id {run_id} differs from the service's {kept} ({record})")
+    return kept
+
+
+def run_serve_party(cfg: Config, role: str, index: int, *, state_dir: Path, session: str,
+                    run_id: str | None = None, resume: bool = False, insecure: bool = False,
+                    data_dir: Path | None = None, url_file: Path | None = None) -> int:
+    """Serve one party until SIGTERM; the exit status (0 once drained)."""
+    check_security_mode(cfg, insecure)
+    proto = get_protocol(cfg.protocol)
+    served = proto.served()
+    name = f"{role}.{index}"
+    names = serve_parties(cfg)
+    if name not in names:
+        raise ConfigError("--role/--index", f"no party {name} in this service (parties: "
+                                            f"{', '.join(names)})")
+    state_dir = Path(state_dir)
+    with RunLock(state_dir):
+        run_id = _claim_state(state_dir, name, run_id, resume)
+        peers = served["peers"](cfg.section, role, index)
+        curve = party_curve(cfg, name, peers)
+        source = served["source"](cfg, role, index, data_dir)
+        state = ServeState(state_dir, name, identity_fields(cfg, addresses=False), run_id)
+        cap = proto.buffer_cap(cfg)
+
+        def connect(backend: PartyBackend):
+            link = open_link(cfg, name, peers, curve)
+            mine, wire = party_greeting(cfg, source)
+            while True:
+                try:
+                    greetings = link.hello(_HELLO_TRY_S, wire, max_pending_bytes=cap)
+                    break
+                except PeerTimeout:
+                    if backend.stopping.is_set():
+                        link.close(0)
+                        return None
+                    backend.waiting_for(link.not_greeted())
+                except BaseException:
+                    link.close(0)
+                    raise
+            theirs = read_greetings(greetings)
+            chan = open_channel(cfg, name, peers, link, session, mine, theirs, cap)
+            try:
+                check_peers(mine, theirs)
+            except BaseException as e:
+                chan.abort(e)
+                chan.close(1.0)
+                raise
+            return chan
+
+        def context(chan, port, backend):
+            return ServeContext(cfg, role, index, chan, port, state, source, backend)
+
+        def listening(url: str) -> None:
+            if url_file is not None:
+                write_private(url_file, url)
+
+        backend = PartyBackend(name, peers, connect, served["run_role"], context)
+        return run_service(cfg.serve, served["service_role"](cfg, role, index), backend,
+                           state.wal_path, listening)

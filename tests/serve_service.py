@@ -1,0 +1,174 @@
+"""A real `mpcbandit serve --out DIR` service for tests (every party its own process, the
+launcher too), the three organisations' applications as HTTP clients, and what tests read back
+from the service's folder (its logs, the float64 replay)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from serve_support import REPO, call, wait_for
+
+from mpcbandit.serve.wal import read_records
+
+HOLDERS = ["feature_holder.0", "feature_holder.1"]
+PULLER, REWARD, DEALER = "arm_puller.0", "reward_holder.0", "dealer.0"
+PARTIES = HOLDERS + [PULLER, REWARD, DEALER]
+#: a small Hannun service: A = 4 arms, D = 6 features over two holders
+SETTINGS = ["hannun.arms=4", "hannun.dims=6", "serve.batch_ms=10", "run.deadline_s=20"]
+DIMS, ARMS = 6, 4
+
+
+def env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+
+
+class Service:
+    """`mpcbandit serve hannun-synthetic --out DIR` (or --resume), as a child process."""
+
+    def __init__(self, out: Path, *sets: str, resume: bool = False, ready: bool = True,
+                 data: Path | None = None):
+        self.out = Path(out)
+        self.log = self.out.parent / f"{self.out.name}-launcher.log"
+        args = (["--resume"] if resume else ["hannun-synthetic"] +
+                [a for s in (*SETTINGS, *sets) for a in ("--set", s)])
+        args += ["--data", str(data)] if data is not None else []
+        (self.out / "endpoints.json").unlink(missing_ok=True)
+        with open(self.log, "ab") as f:
+            self.proc = subprocess.Popen([sys.executable, "-m", "mpcbandit", "serve", *args,
+                                          "--out", str(self.out)], cwd=REPO, env=env(),
+                                         stdout=f, stderr=subprocess.STDOUT)
+        self.urls = wait_for(self._endpoints, "the service's endpoints.json", 60)
+        if ready:
+            self.wait_ready()
+
+    def _endpoints(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"the launcher exited {self.proc.returncode}: "
+                                 f"{self.log.read_text()}")
+        path = self.out / "endpoints.json"
+        return path.exists() and json.loads(path.read_text())
+
+    def health(self, party: str) -> dict:
+        return call(self.urls[party], "GET", "/v1/health")[1]
+
+    def wait_ready(self) -> None:
+        wait_for(lambda: all(self.health(p)["ready"] for p in PARTIES), "every party ready", 60)
+
+    def post(self, party: str, route: str, body: dict):
+        status, answer, headers = call(self.urls[party], "POST", route, body)
+        return status, answer, headers
+
+    def pids(self) -> dict[str, int]:
+        """Each party's process id (the launcher's children, by their --role/--index)."""
+        out = {}
+        for line in subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(self.proc.pid)],
+                                   capture_output=True, text=True).stdout.splitlines():
+            pid, _, args = line.strip().partition(" ")
+            words = args.split()
+            if "--role" in words:
+                role = words[words.index("--role") + 1]
+                out[f"{role}.{words[words.index('--index') + 1]}"] = int(pid)
+        return out
+
+    def stop(self) -> int:
+        """SIGTERM the launcher (every party drains); its exit status."""
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(60)
+
+    def metric(self, party: str, name: str) -> float:
+        text = call(self.urls[party], "GET", "/metrics")[1]
+        return sum(float(line.split()[-1]) for line in text.splitlines()
+                   if line.startswith(name + " ") or line.startswith(name + "{"))
+
+
+def context(rng) -> np.ndarray:
+    """A context of norm at most 1, its norm in [0.5, 1]."""
+    x = rng.normal(size=DIMS)
+    return x / np.linalg.norm(x) * rng.uniform(0.5, 1.0)
+
+
+class Apps:
+    """The organisations' applications: the two feature holders post their slices, the ad
+    server (p''s) asks for arms, the shop (p'''s) posts rewards; every acknowledged request
+    is remembered."""
+
+    def __init__(self, svc: Service, seed: int = 0):
+        self.svc, self.rng = svc, np.random.default_rng(seed)
+        self.lock = threading.Lock()
+        self.acked: dict[str, set] = {"contexts": set(), "decisions": set(), "rewards": set()}
+        self.arms: dict[str, int] = {}
+
+    def contexts(self, rid: str, holders=HOLDERS) -> None:
+        with self.lock:
+            x = context(self.rng)
+        for i, h in enumerate(HOLDERS):
+            if h in holders:
+                part = x[:DIMS // 2] if i == 0 else x[DIMS // 2:]
+                status, _, _ = self.svc.post(h, "/v1/contexts", {"id": rid,
+                                                                 "features": part.tolist()})
+                if status == 202:
+                    with self.lock:
+                        self.acked["contexts"].add((h, rid))
+
+    def decide(self, rid: str):
+        status, body, headers = self.svc.post(PULLER, "/v1/decisions", {"id": rid})
+        if status == 200:
+            with self.lock:
+                self.arms[rid] = body["arm"]
+                self.acked["decisions"].add(rid)
+        return status, body, headers
+
+    def decided(self, ids) -> None:
+        """Post each id's slices and ask for its decision, one after the other: every one 200."""
+        for rid in ids:
+            self.contexts(rid)
+            status, body, _ = self.decide(rid)
+            assert status == 200, body
+
+    def reward(self, rid: str, value: float | None = None):
+        if value is None:
+            value = float(self.arms[rid] % 2 == 0)
+        status, body, _ = self.svc.post(REWARD, "/v1/rewards", {"id": rid, "reward": value})
+        if status == 202:
+            with self.lock:
+                self.acked["rewards"].add(rid)
+        return status, body
+
+
+@contextmanager
+def serving(out: Path, *sets: str, seed: int = 0):
+    """A new service in out and its applications (apps.svc: the running service, replaced
+    when a test resumes it), stopped at the end whatever happened."""
+    apps = Apps(Service(out, *sets), seed)
+    try:
+        yield apps
+    finally:
+        if apps.svc.proc.poll() is None:
+            apps.svc.stop()
+
+
+def records(out: Path, party: str, name: str = "requests.wal") -> list[dict]:
+    return read_records(Path(out) / party / name)[0]
+
+
+def replay(out: Path) -> dict:
+    """`mpcbandit serve-replay OUT --json`: its report."""
+    done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", str(out), "--json"],
+                          cwd=REPO, env=env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def applied_rewards(out: Path) -> list[str]:
+    """The reward ids p' applied, in order (its op log's update ops)."""
+    return [i for op in records(out, PULLER, "ops.wal") if op["kind"] == "update"
+            for i in op["ids"]]
