@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 #: an answer waits at most this long for its record's fsync (a stuck disk is a 503, not a hang)
 DURABLE_DEADLINE_S = 10.0
+# How long past serve.decision_timeout_s a decision waits for the backend's own answer when
+# the backend has not yet named a missing holder (its refusal is due at the same moment).
+REFUSAL_GRACE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -286,9 +289,16 @@ class Service:
 
     async def _await_decision(self, ticket: Ticket, started: float) -> Reply:
         timeout = self.serve.decision_timeout_s
+        outcome_ = asyncio.shield(asyncio.wrap_future(ticket.outcome))
         try:
-            outcome = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ticket.outcome)),
-                                             timeout)
+            try:
+                outcome = await asyncio.wait_for(outcome_, timeout)
+            except asyncio.TimeoutError:
+                if self.backend.missing(ticket.id):
+                    raise
+                # The backend's own refusal (naming the missing holders) is due at the
+                # timeout too; on a loaded machine it lands just after ours: wait for it.
+                outcome = await asyncio.wait_for(outcome_, min(REFUSAL_GRACE_S, timeout))
         except asyncio.TimeoutError:
             ticket.abandoned = True
             missing = self.backend.missing(ticket.id)
