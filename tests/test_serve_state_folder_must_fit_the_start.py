@@ -75,3 +75,23 @@ def test_resume_of_a_batch_runs_folder_is_refused(tmp_path):
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0 and "is a batch run's, not a service's" in done.stderr
+
+
+def test_start_or_resume_starts_a_service_only_with_a_run_id(tmp_path):
+    """A container's one command for every start (docker-compose.yml's serve profile): an
+    empty state folder is a new service, which needs its id."""
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--start-or-resume", "--run-id", "")
+    assert "a new service needs --run-id" in err
+
+
+def test_start_or_resume_resumes_only_the_partys_own_service_of_that_run_id(tmp_path):
+    write_private(tmp_path / "s" / "run.json", json.dumps({"party": "dealer.0",
+                                                           "run_id": "abc"}))
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--start-or-resume")
+    assert "is the state of dealer.0, not of feature_holder.0" in err
+    write_private(tmp_path / "s" / "run.json", json.dumps({"party": "feature_holder.0",
+                                                           "run_id": "abc"}))
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--start-or-resume", "--run-id", "xyz")
+    assert "--run-id xyz differs from the service's abc" in err
+    assert "--resume or --start-or-resume" in _serve(tmp_path, "--state", str(tmp_path / "s"),
+                                                     "--start-or-resume", "--resume")
