@@ -47,10 +47,15 @@ def call(url: str, route: str, token: str, body: dict | None = None) -> tuple[in
         return refused.code, json.load(refused)
 
 
-def wait_ready(urls: dict[str, str], tokens: dict[str, str], deadline_s: float = READY_S) -> None:
-    """Until every party's /v1/health says ready; AppFailed naming those that are not."""
+def wait_ready(urls: dict[str, str], tokens: dict[str, str], deadline_s: float = READY_S,
+               exited=lambda: None) -> None:
+    """Until every party's /v1/health says ready; AppFailed naming those that are not, or
+    saying what exited() says (a party that exited, where the caller can see it)."""
     end, waiting = time.monotonic() + deadline_s, dict(urls)
     while waiting:
+        said = exited()
+        if said:
+            raise AppFailed(said)
         for party in list(waiting):
             try:
                 if call(urls[party], "/v1/health", tokens[party])[1].get("ready"):

@@ -247,7 +247,9 @@ def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_pa
     for env in ({"MPCBANDIT_RUN_ID": secrets.token_hex(16)}, {}):  # up; stop; up again
         procs = svc.start(env)
         try:
-            serve_app.wait_ready(urls, svc.tokens)
+            serve_app.wait_ready(urls, svc.tokens, exited=lambda: ", ".join(
+                f"{party} exited {proc.returncode}" for party, proc in procs.items()
+                if proc.poll() is not None))
             served.update(serve_app.serve_requests(urls, svc.tokens, world, ids[:30]))
         finally:
             svc.stop(procs)
@@ -257,4 +259,7 @@ def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_pa
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert report["decisions"] == report["agree"] == report["rewards"] == len(served) == 60, report
+    assert report["decisions"] == report["agree"] == len(served) == 60, report
+    # a reward acknowledged just before a stop is applied after the next start: every one of
+    # the first run's is by the end of the second (its first update follows its first decision)
+    assert 30 <= report["rewards"] <= 60, report

@@ -87,6 +87,8 @@ def test_docker_compose_serve_profile_answers_resumes_and_agrees_with_its_replay
     `stop`; serve-replay of the state folders agrees on every arm."""
     compose_file, config = stage.EXPERIMENTS[0]
     report = stage.run_serve_profile(*engine, compose_file, config, STEPS)
-    served = 2 * stage.SERVE_REQUESTS
-    assert report["decisions"] == report["agree"] == report["rewards"] == served, report
+    assert report["decisions"] == report["agree"] == 2 * stage.SERVE_REQUESTS, report
+    # a reward acknowledged just before a stop is applied after the next start: every one of
+    # the first run's is by the end of the second
+    assert stage.SERVE_REQUESTS <= report["rewards"] <= report["decisions"], report
     assert report["disagree"] == [] == report["near_ties"]
