@@ -6,7 +6,8 @@ sdist on PyPI, checked against the release's sha256), builds the base image with
 the project's image on a daemon of its own that has no network of its own, then runs each
 compose file's operator steps (make_compose.operator_steps: the file's header, command for
 command) on a second daemon in a network and mount namespace of its own, where every container
-network lives. Daemons are stopped by pid; the root network namespace gets no interface, rule
+network lives, and the default experiment's `serve` profile by its recipe (serve_steps: its
+applications call the published ports from inside that namespace). Daemons are stopped by pid; the root network namespace gets no interface, rule
 or route. Images stay cached in STATE/docker between runs; everything else is removed.
 
     python scripts/container_stage.py                # every file; prints each summary
