@@ -32,14 +32,17 @@ def env() -> dict:
 
 
 class Service:
-    """`mpcbandit serve hannun-synthetic --out DIR` (or --resume), as a child process."""
+    """`mpcbandit serve hannun-synthetic --out DIR` (or --resume), as a child process; another
+    protocol's service with its config, settings and parties."""
 
     def __init__(self, out: Path, *sets: str, resume: bool = False, ready: bool = True,
-                 data: Path | None = None):
+                 data: Path | None = None, config: str = "hannun-synthetic",
+                 settings: list[str] = SETTINGS, parties: list[str] = PARTIES):
         self.out = Path(out)
         self.log = self.out.parent / f"{self.out.name}-launcher.log"
-        args = (["--resume"] if resume else ["hannun-synthetic"] +
-                [a for s in (*SETTINGS, *sets) for a in ("--set", s)])
+        self.parties = parties
+        args = (["--resume"] if resume else [config] +
+                [a for s in (*settings, *sets) for a in ("--set", s)])
         args += ["--data", str(data)] if data is not None else []
         (self.out / "endpoints.json").unlink(missing_ok=True)
         with open(self.log, "ab") as f:
@@ -61,7 +64,8 @@ class Service:
         return call(self.urls[party], "GET", "/v1/health")[1]
 
     def wait_ready(self) -> None:
-        wait_for(lambda: all(self.health(p)["ready"] for p in PARTIES), "every party ready", 60)
+        wait_for(lambda: all(self.health(p)["ready"] for p in self.parties), "every party ready",
+                 60)
 
     def post(self, party: str, route: str, body: dict):
         status, answer, headers = call(self.urls[party], "POST", route, body)

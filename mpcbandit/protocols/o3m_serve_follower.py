@@ -12,6 +12,8 @@ it has decided nothing yet (the AP checks).
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from mpcbandit.bodies import expect_array, expect_field
@@ -28,6 +30,7 @@ __all__ = ["HAS_MASK", "MASKED", "AP0", "PMG0", "own_mask", "context_store", "ru
 HAS_MASK = "o3m.has_mask"    # a participant tells the PMG whether it keeps its block
 MASKED = "o3m.masked"        # a passive participant's masked contexts of a batch, to the AP
 AP0, PMG0 = f"{AP}.0", f"{PMG}.0"
+log = logging.getLogger("mpcbandit.serve")
 _KEPT = "mask"               # the block's entry in a participant's checkpoint store
 
 
@@ -114,9 +117,12 @@ def _deal_masks(ctx: ServeContext) -> None:
             raise ProtocolError(p, HAS_MASK, f"expected a bool, got {str(has)[:60]}")
     if all(kept.values()):
         ctx.chan.exchange(MASK, send=dict.fromkeys(parts))
+        log.info("every participant keeps its block of the mask: none dealt")
         return
     blocks = column_blocks(haar_orthogonal(s.dims, Prg()), s.partition)
     ctx.chan.exchange(MASK, send={p: blocks[k] for k, p in enumerate(parts)})
+    log.info("dealt a new mask (d = %d) to %s (%s kept none)", s.dims, ", ".join(parts),
+             ", ".join(p for p, has in kept.items() if not has))
 
 
 def run_mask_generator(ctx: ServeContext) -> str | None:

@@ -1,0 +1,87 @@
+"""A real O3M service for tests (`mpcbandit serve o3m-synthetic --out DIR`: the PMG, the AP and
+two passive participants, each its own process) and its organisations' applications as HTTP
+clients: every participant's posts its K x d_p columns of a request, the AP's asks for the
+decision and posts the reward."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from serve_service import Service
+
+AP, PMG = "ap.0", "pmg.0"
+PASSIVE = ["pp.1", "pp.2"]
+PARTICIPANTS = [AP, *PASSIVE]
+PARTIES = [PMG, *PARTICIPANTS]
+#: a small O3M service: K = 3 arms, d = 6 features, 2 per participant
+ARMS, WIDTH = 3, 2
+DIMS = WIDTH * len(PARTICIPANTS)
+SETTINGS = ["o3m.participants=3", "o3m.partition=[2,2,2]", f"o3m.arms={ARMS}",
+            "serve.batch_ms=10", "run.deadline_s=20"]
+
+
+def o3m_service(out: Path, *sets: str, resume: bool = False) -> Service:
+    """A new O3M service in out (or the one there, resumed)."""
+    return Service(out, *sets, resume=resume, config="o3m-synthetic", settings=SETTINGS,
+                   parties=PARTIES)
+
+
+class O3mApps:
+    """The organisations' applications; every acknowledged request is remembered."""
+
+    def __init__(self, svc: Service, seed: int = 0):
+        self.svc, self.rng = svc, np.random.default_rng(seed)
+        self.theta = self.rng.normal(size=DIMS)
+        self.lock = threading.Lock()
+        self.acked: dict[str, set] = {"contexts": set(), "decisions": set(), "rewards": set()}
+        self.arms: dict[str, int] = {}
+        self.contexts_of: dict[str, np.ndarray] = {}
+
+    def contexts(self, rid: str, parties=PARTICIPANTS) -> None:
+        """Each participant's application posts its columns of every arm's context."""
+        with self.lock:
+            x = self.rng.normal(size=(ARMS, DIMS))
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+            self.contexts_of[rid] = x
+        for p, name in enumerate(PARTICIPANTS):
+            if name not in parties:
+                continue
+            cols = x[:, WIDTH * p:WIDTH * (p + 1)].ravel().tolist()
+            status = self.svc.post(name, "/v1/contexts", {"id": rid, "features": cols})[0]
+            if status == 202:
+                with self.lock:
+                    self.acked["contexts"].add((name, rid))
+
+    def decide(self, rid: str):
+        status, body, headers = self.svc.post(AP, "/v1/decisions", {"id": rid})
+        if status == 200:
+            with self.lock:
+                self.arms[rid] = body["arm"]
+                self.acked["decisions"].add(rid)
+        return status, body, headers
+
+    def reward(self, rid: str):
+        """The user's feedback for the arm served: x_a . theta plus noise (any real number)."""
+        with self.lock:
+            value = float(self.contexts_of[rid][self.arms[rid]] @ self.theta
+                          + 0.05 * self.rng.normal())
+        status, body, _ = self.svc.post(AP, "/v1/rewards", {"id": rid, "reward": value})
+        if status == 202:
+            with self.lock:
+                self.acked["rewards"].add(rid)
+        return status, body
+
+
+@contextmanager
+def o3m_serving(out: Path, *sets: str, seed: int = 0):
+    """A new O3M service in out and its applications, stopped at the end whatever happened."""
+    apps = O3mApps(o3m_service(out, *sets), seed)
+    try:
+        yield apps
+    finally:
+        if apps.svc.proc.poll() is None:
+            apps.svc.stop()
