@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from o3m_serve_service import AP, O3mApps, o3m_service
+from o3m_serve_service import AP, PASSIVE, O3mApps, o3m_service
 from serve_service import records, replay
 from serve_support import wait_for
 
@@ -44,6 +44,11 @@ def test_o3m_batched_decisions_and_late_shuffled_missing_rewards_equal_the_repla
         assert [apps.reward(i)[0] for i in rest] == [202] * len(rest)
         wait_for(lambda: sorted(_applied(out)) == sorted(apps.acked["rewards"]),
                  "every acknowledged reward applied")
+        # a batch of any size takes one decision's rounds: the AP's request, each PP's answer
+        for party, rounds in ((AP, 2), (PASSIVE[0], 1)):
+            runs = svc.metric(party, 'mpcbandit_op_runs_total{op="decide"}')
+            total = svc.metric(party, 'mpcbandit_op_rounds_total{op="decide"}')
+            assert runs >= 3 and total == rounds * runs, (party, runs, total)
         # decisions still in flight when SIGTERM comes are answered, then every party drains
         with ThreadPoolExecutor(8) as pool:
             tail = [f"t{k}" for k in range(12)]

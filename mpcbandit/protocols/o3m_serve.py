@@ -181,11 +181,12 @@ class _Active:
 
     def prepare(self, batch) -> None:
         """A batch of tickets: the ids every participant has are decided, the rest refused."""
+        cost = self.chan.stats.total(), time.perf_counter()
         tickets, timeout = batch.items, self.serve.decision_timeout_s
         ids, n = [t.id for t in tickets], self.oplog.n + 1
         wait_s = max(0.0, timeout - batch.waited_s - min(0.25, 0.1 * timeout))
-        for p in self.passive:
-            self.chan.send(OPS, p, {"kind": "prepare", "op": n, "ids": ids, "wait_s": wait_s})
+        self.chan.exchange(OPS, send={p: {"kind": "prepare", "op": n, "ids": ids,
+                                          "wait_s": wait_s} for p in self.passive})
         mine = self.store.wait(ids, wait_s)
         flags, arrays = self._masked_of(ids, n)
         own = self.store.take([i for i, h in zip(ids, mine) if h], n)
@@ -204,18 +205,21 @@ class _Active:
             ticket.refuse(f"the columns of {', '.join(missing)} did not arrive within "
                           f"serve.decision_timeout_s = {timeout:g} s", missing)
         if complete:
-            self.decide([t.id for t in complete], n, tickets=complete, contexts=np.array(sums))
+            self.decide([t.id for t in complete], n, tickets=complete, contexts=np.array(sums),
+                        cost=cost)
         if len(complete) < len(tickets):
             log.info("decision batch #%d: %d refused (columns missing)", batch.number,
                      len(tickets) - len(complete))
 
-    def decide(self, ids: list[str], n: int, op=None, *, tickets=None, contexts=None) -> None:
+    def decide(self, ids: list[str], n: int, op=None, *, tickets=None, contexts=None,
+               cost=None) -> None:
         """Decide ids on the model as it stands, in their order (op n); a replayed op asks the
-        passive participants for the columns again and must give the arms logged."""
-        before, t0 = self.chan.stats.total(), time.perf_counter()
+        passive participants for the columns again and must give the arms logged. cost: the
+        counters at the start of the op's rounds (its prepare)."""
+        before, t0 = cost or (self.chan.stats.total(), time.perf_counter())
         if contexts is None:   # replayed at a resume: every participant has the columns
-            for p in self.passive:
-                self.chan.send(OPS, p, {"kind": "decide", "op": n, "ids": ids})
+            self.chan.exchange(OPS, send={p: {"kind": "decide", "op": n, "ids": ids}
+                                          for p in self.passive})
             _, arrays = self._masked_of(ids, n)
             contexts = masked(self.store.take(ids, n), self.q, self.s.arms) + sum(arrays)
         fut = None if self.replaying else self.oplog.append("decide", ids)

@@ -90,7 +90,10 @@ def run_passive(ctx: ServeContext) -> str | None:
                 else:    # a decision replayed at a resume: its columns are in the log
                     have = [True] * len(ids)
                 rows = store.take([i for i, h in zip(ids, have) if h], n)
+                before = chan.stats.total()
                 chan.send(MASKED, AP0, {"have": have, "masked": masked(rows, q, s.arms)})
+                cost = chan.stats.total() - before
+                port.report_op("decide", cost.rounds, cost.bytes_sent)
                 port.report(step=n)
             elif kind == "checkpoint":
                 n = expect_field(op, "n", int, AP0, "serve.ops checkpoint")
