@@ -24,10 +24,11 @@ SETTINGS = ["o3m.participants=3", "o3m.partition=[2,2,2]", f"o3m.arms={ARMS}",
             "serve.batch_ms=10", "run.deadline_s=20"]
 
 
-def o3m_service(out: Path, *sets: str, resume: bool = False) -> Service:
-    """A new O3M service in out (or the one there, resumed)."""
-    return Service(out, *sets, resume=resume, config="o3m-synthetic", settings=SETTINGS,
-                   parties=PARTIES)
+def o3m_service(out: Path, *sets: str, resume: bool = False, ready: bool = True) -> Service:
+    """A new O3M service in out (or the one there, resumed); ready: wait until every party
+    says so."""
+    return Service(out, *sets, resume=resume, ready=ready, config="o3m-synthetic",
+                   settings=SETTINGS, parties=PARTIES)
 
 
 class O3mApps:

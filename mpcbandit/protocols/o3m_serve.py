@@ -99,10 +99,7 @@ class _Active:
             self.sampler.bit_generator.state = saved["sampler"]
             self.pending = dict(zip(saved["pending_ids"], saved["pending_rows"]))
             self.t, store = saved["t"], saved["store"]
-        self.q, fresh = own_mask(ctx, 0)
-        if fresh and start:
-            raise DataError(f"{ctx.state.folder}: a new mask was dealt, but the checkpoint of op "
-                            f"{start} holds a model in the old one's coordinates")
+        self.q = own_mask(ctx, 0, model=bool(start))
         self.store = context_store(ctx, 0, store)
         #: rewards by id (the log's, then the queue's), and those to apply, in the log's order
         self.reward_of = {r["id"]: r["reward"] for r in records if r.get("kind") == "reward"}

@@ -4,10 +4,12 @@ the privacy mask generator, who deals the orthogonal mask once in the service's 
 mask's exchange at every start, which every participant runs.
 
 The mask Q is drawn once: each participant keeps its block Q^p in its state folder from the
-moment it gets it, and at every start tells the PMG whether it holds one. The PMG draws a new Q
-only when a participant lacks its block, and then deals every participant a block of the new
-one: a participant saves its block before it masks anything, so a service in which one lacks
-it has decided nothing yet (the AP checks).
+moment it gets it, and at every start tells the PMG whether it holds one (the AP also whether
+it resumes a model). The PMG draws a new Q when a participant lacks its block and the AP has no
+model yet (a participant saves its block before it masks anything, so a service in which one
+lacks it decided nothing, unless a state folder lost it), and deals every participant a block
+of the new one. A block lost while the AP holds a model, which lives in the old Q's
+coordinates, is refused: nobody saves a new block.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from mpcbandit.bodies import expect_array, expect_field
 from mpcbandit.crypto.orthogonal_mask import column_blocks, haar_orthogonal
-from mpcbandit.errors import ProtocolError
+from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.protocols.hannun_serve_holder import ContextStore
 from mpcbandit.protocols.o3m import AP, MASK, PMG, participant_name
@@ -34,20 +36,21 @@ log = logging.getLogger("mpcbandit.serve")
 _KEPT = "mask"               # the block's entry in a participant's checkpoint store
 
 
-def own_mask(ctx: ServeContext, p: int) -> tuple[np.ndarray, bool]:
+def own_mask(ctx: ServeContext, p: int, model: bool = False) -> np.ndarray:
     """Participant p's block Q^p (d x d_p): the one kept in its state folder, or a new one
-    the PMG dealt (saved before it is used); whether it is new."""
+    the PMG dealt (saved before it is used). model: the AP resumes a model (in Q's
+    coordinates)."""
     s, store = ctx.section, ctx.state.store
     kept = store.path(_KEPT).exists()
-    ctx.chan.send(HAS_MASK, PMG0, kept)
+    ctx.chan.send(HAS_MASK, PMG0, {"kept": kept, "model": model})
     block = ctx.chan.recv(MASK, PMG0)
     if block is None:
         if not kept:
             raise ProtocolError(PMG0, MASK, f"dealt no block to {ctx.name}, which holds none")
-        return store.load(_KEPT), False
+        return store.load(_KEPT)
     q = expect_array(block, (s.dims, s.partition[p]), PMG0, MASK)
     store.save(_KEPT, q)
-    return q, True
+    return q
 
 
 def context_store(ctx: ServeContext, p: int, saved: dict) -> ContextStore:
@@ -71,7 +74,7 @@ def run_passive(ctx: ServeContext) -> str | None:
     follower = Follower(ctx, AP0)
     start, _ = follower.join()
     saved = ctx.state.load(start) if start else {"store": {}}
-    q, _ = own_mask(ctx, ctx.index)
+    q = own_mask(ctx, ctx.index)
     store = context_store(ctx, ctx.index, saved["store"])
     try:
         while True:
@@ -114,14 +117,23 @@ def _deal_masks(ctx: ServeContext) -> None:
     (Haar-random, from the AES PRG) and every participant gets its block of it alone."""
     s = ctx.section
     parts = [participant_name(p) for p in range(s.participants)]
-    kept = {p: ctx.chan.recv(HAS_MASK, p) for p in parts}
-    for p, has in kept.items():
-        if not isinstance(has, bool):
-            raise ProtocolError(p, HAS_MASK, f"expected a bool, got {str(has)[:60]}")
+    said = {p: ctx.chan.recv(HAS_MASK, p) for p in parts}
+    for p, body in said.items():
+        if not (isinstance(body, dict) and isinstance(body.get("kept"), bool)
+                and isinstance(body.get("model"), bool)):
+            raise ProtocolError(p, HAS_MASK, f"expected {{kept, model}} bools, got "
+                                             f"{str(body)[:60]}")
+    kept = {p: body["kept"] for p, body in said.items()}
     if all(kept.values()):
         ctx.chan.exchange(MASK, send=dict.fromkeys(parts))
         log.info("every participant keeps its block of the mask: none dealt")
         return
+    if said[AP0]["model"]:
+        lost = ", ".join(p for p, has in kept.items() if not has)
+        raise DataError(f"{lost} lost its block of the mask (its state folder's checkpoints/"
+                        f"{_KEPT}.ckpt), and {AP0} resumes a model in that mask's coordinates: "
+                        "a new mask cannot serve it. Restore the block from a backup of the "
+                        "state folder, or start a new service")
     blocks = column_blocks(haar_orthogonal(s.dims, Prg()), s.partition)
     ctx.chan.exchange(MASK, send={p: blocks[k] for k, p in enumerate(parts)})
     log.info("dealt a new mask (d = %d) to %s (%s kept none)", s.dims, ", ".join(parts),
