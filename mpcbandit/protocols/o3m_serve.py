@@ -33,8 +33,8 @@ from mpcbandit.protocols.o3m import AP, PMG, PP, TS_PURPOSE, choose_arm, partici
 from mpcbandit.protocols.o3m_serve_follower import (AP0, MASKED, PMG0, context_store, masked,
                                                     own_mask, run_mask_generator, run_passive)
 from mpcbandit.protocols.o3m_serve_replay import replay_service
-from mpcbandit.protocols.serve_loop import (OPS, POLL_S, UP, OpLog, ServeContext, agree_resume,
-                                            durable, tick_s)
+from mpcbandit.protocols.serve_leader import Leader
+from mpcbandit.protocols.serve_loop import OPS, ServeContext, durable
 from mpcbandit.serve.service import ServiceRole
 
 __all__ = ["SERVE", "roles", "peers", "service_role", "source", "run_role"]
@@ -73,21 +73,16 @@ def source(cfg: Config, role: str, index: int, folder):
     return no_data(folder, name)
 
 
-class _Active:
+class _Active(Leader):
     """ap.0: orders every op of the service, decides on the masked contexts, learns the arms
     and the rewards."""
 
     def __init__(self, ctx: ServeContext):
-        s, self.ctx, self.chan, self.port = ctx.section, ctx, ctx.chan, ctx.port
-        self.s, self.serve = s, ctx.config.serve
-        self.passive = [participant_name(p) for p in range(1, s.participants)]
-        self.followers = [PMG0, *self.passive]
-        self.oplog = OpLog(ctx.state.oplog_path)
-        records = self.port.records
-        self.logged = {r["id"]: r["arm"] for r in records if r.get("kind") == "decision"}
-        self.leaving: str | None = None
-        self.acks: set[tuple[str, int]] = set()
-        start = agree_resume(ctx, self.followers, self.oplog.n)
+        s = ctx.section
+        self.s, self.passive = s, [participant_name(p) for p in range(1, s.participants)]
+        followers = [PMG0, *self.passive]
+        super().__init__(ctx, followers, followers)
+        start = self.agree()
         self.bandit = LinearBandit(s.dims, s.lam)
         self.sampler = seeded_rng(ctx.config.seed, TS_PURPOSE)
         #: id -> the masked context of the arm served, until its reward (or closing) is applied
@@ -101,25 +96,15 @@ class _Active:
             self.t, store = saved["t"], saved["store"]
         self.q = own_mask(ctx, 0, model=bool(start))
         self.store = context_store(ctx, 0, store)
-        #: rewards by id (the log's, then the queue's), and those to apply, in the log's order
+        records = self.port.records
+        #: rewards by id: the log's, then the queue's
         self.reward_of = {r["id"]: r["reward"] for r in records if r.get("kind") == "reward"}
-        self.ready: dict[str, None] = {}
-        self.closing: dict[str, None] = {}
-        self.last_checkpoint, self.replaying = start, True
-        for op in self.oplog.ops[start:]:
-            {"decide": self.decide, "update": self.update, "drop": self.drop}[op["kind"]](
-                op["ids"], op["n"], op)
-        self.replaying, self.logged = False, {}
+        self.replay(start, lambda: len(self.pending))
         applied = {i for op in self.oplog.ops if op["kind"] != "decide" for i in op["ids"]}
         self.note([(r["id"], r["kind"] == "reward") for r in records
                    if r.get("kind") in ("reward", "expired") and r["id"] not in applied])
-        for f in self.followers:
-            self.chan.send(OPS, f, {"kind": "live"})
-        self.port.report(ready=True, step=self.oplog.n, reason="")
-        log.info("serving from op %d (%d replayed), %d decisions awaiting their reward",
-                 self.oplog.n, self.oplog.n - start, len(self.pending))
 
-    # ------------------------------------------------------------ what the AP hears
+    # ------------------------------------------------------------ the rewards it holds
     def note(self, items) -> None:
         """Rewards (True) and closings (False) to apply, by id, in the order given."""
         for rid, rewarded in items:
@@ -134,30 +119,13 @@ class _Active:
                     self.reward_of[item.id] = item.reward
             self.note([(item.id, hasattr(item, "reward")) for item in batch.items])
 
-    def read_up(self) -> None:
-        while (got := self.chan.poll(UP, self.followers, 0.0)) is not None:
-            self.on_up(*got)
-
-    def on_up(self, peer: str, msg) -> None:
-        if not isinstance(msg, dict):
-            raise ProtocolError(peer, UP, f"expected a dict, got {str(msg)[:60]}")
-        if "leave" in msg and self.leaving is None:
-            self.leaving = peer
-            log.info("%s leaves (%s): finishing the open batches, then stopping", peer,
-                     msg["leave"])
-        if "saved" in msg:
-            self.acks.add((peer, msg["saved"]))
+    def settle(self) -> None:
+        """At a stop: every reward and closing taken is applied."""
+        self.take_rewards()
+        while self.ready or self.closing:
+            self.pending_rewards()
 
     # ------------------------------------------------------------ ops
-    def _op_done(self, n: int, kind: str, count: int, before, t0: float) -> None:
-        cost = self.chan.stats.total() - before
-        self.port.report(step=n)
-        self.port.report_op(kind, cost.rounds, cost.bytes_sent)
-        log.info("op %d %s: %d id(s), %d round(s), %.1f ms", n, kind, count, cost.rounds,
-                 1e3 * (time.perf_counter() - t0))
-        if not self.replaying and n % self.serve.checkpoint_every == 0:
-            self.checkpoint(n)
-
     def _masked_of(self, ids: list[str], n: int) -> tuple[list[list[bool]], list[np.ndarray]]:
         """Each passive participant's answer to op n: which ids it has, Q^j x^j of those."""
         tag = f"{MASKED} op {n}"
@@ -194,13 +162,11 @@ class _Active:
             parts = [next(own_rows) if mine[k] else None] + [
                 next(rows[p]) if f[k] else None for p, f in zip(self.passive, flags)]
             missing = [name for name, part in zip([AP0, *self.passive], parts) if part is None]
-            if not missing:
+            if missing:
+                self.refuse(ticket, missing, "columns")
+            else:
                 complete.append(ticket)
                 sums.append(sum(parts))
-                continue
-            self.ctx.backend.note_refused(ticket.id, missing)
-            ticket.refuse(f"the columns of {', '.join(missing)} did not arrive within "
-                          f"serve.decision_timeout_s = {timeout:g} s", missing)
         if complete:
             self.decide([t.id for t in complete], n, tickets=complete, contexts=np.array(sums),
                         cost=cost)
@@ -208,7 +174,7 @@ class _Active:
             log.info("decision batch #%d: %d refused (columns missing)", batch.number,
                      len(tickets) - len(complete))
 
-    def decide(self, ids: list[str], n: int, op=None, *, tickets=None, contexts=None,
+    def decide(self, ids: list[str], n: int, tickets=None, *, contexts=None,
                cost=None) -> None:
         """Decide ids on the model as it stands, in their order (op n); a replayed op asks the
         passive participants for the columns again and must give the arms logged. cost: the
@@ -226,18 +192,12 @@ class _Active:
         self.t += len(ids)
         for k, (rid, arm) in enumerate(zip(ids, arms)):
             self.pending[rid] = contexts[k, arm]
-            if tickets is not None:
-                tickets[k].decide(arm, n)
-            elif rid not in self.logged:  # decided before a crash, never answered: logged now
-                self.port.record_decision(rid, arm, n)
-            elif self.logged[rid] != arm:
-                raise DataError(f"op {n} replayed: id {rid!r} got arm {arm}, the log of "
-                                f"{self.ctx.name} says {self.logged[rid]}: the replay differs")
-        self._op_done(n, "decide", len(ids), before, t0)
+        self.settle_decisions(ids, arms, n, tickets)
+        self.op_done(n, "decide", len(ids), before, t0)
 
-    def update(self, ids: list[str], n: int, op=None) -> None:
+    def update(self, ids: list[str], n: int) -> None:
         """Apply the rewards of ids in their order; the op is logged with the new |theta|
-        (the replay's check), before the model serves another decision."""
+        (a replay's check), before the model serves another decision."""
         before, t0 = self.chan.stats.total(), time.perf_counter()
         missing = [i for i in ids if i not in self.reward_of]
         if missing:
@@ -246,90 +206,34 @@ class _Active:
         for rid in ids:
             self.bandit.update(self.pending.pop(rid), self.reward_of.pop(rid))
         norm = float(np.linalg.norm(self.bandit.theta))
-        if self.replaying:
-            if abs(norm - op.get("theta_norm", norm)) > 1e-9 * max(1.0, norm):
-                raise DataError(f"op {n} replayed: |theta| {norm!r}, the op log says "
-                                f"{op['theta_norm']!r}: the replay differs")
-        else:
+        if not self.replaying:
             durable(self.oplog.append("update", ids, theta_norm=norm))
-        self._op_done(n, "update", len(ids), before, t0)
+        elif abs(norm - (logged := self.oplog.ops[n - 1].get("theta_norm", norm))) > \
+                1e-9 * max(1.0, norm):
+            raise DataError(f"op {n} replayed: |theta| {norm!r}, the op log says {logged!r}: "
+                            "the replay differs")
+        self.op_done(n, "update", len(ids), before, t0)
 
-    def drop(self, ids: list[str], n: int, op=None) -> None:
+    def drop(self, ids: list[str], n: int) -> None:
         before, t0 = self.chan.stats.total(), time.perf_counter()
         if not self.replaying:
             durable(self.oplog.append("drop", ids))
         for i in ids:
             self.pending.pop(i, None)
-        self._op_done(n, "drop", len(ids), before, t0)
+        self.op_done(n, "drop", len(ids), before, t0)
 
-    def checkpoint(self, n: int) -> None:
-        """Every party saves its state after op n; the AP waits until each has."""
-        for p in self.followers:
-            self.chan.send(OPS, p, {"kind": "checkpoint", "n": n})
+    def state(self) -> dict:
         ids = list(self.pending)
-        self.ctx.state.save(n, {
-            "v_inv": self.bandit.v_inv, "b": self.bandit.b, "t": self.t,
-            "sampler": self.sampler.bit_generator.state, "store": self.store.snapshot(),
-            "pending_ids": ids, "pending_rows": np.array([self.pending[i] for i in ids]
-                                                         ).reshape(len(ids), self.s.dims)})
-        while any((p, n) not in self.acks for p in self.followers):
-            self.on_up(*self.chan.receive_any(UP, self.followers))
-        self.acks = {a for a in self.acks if a[1] > n}
-        self.last_checkpoint = n
-
-    # ------------------------------------------------------------ the loop
-    def pending_rewards(self) -> None:
-        """Closings, then one batch of rewards, in the order of the AP's log."""
-        if self.closing:
-            ids, self.closing = list(self.closing), {}
-            self.drop(ids, self.oplog.n + 1)
-        if self.ready:
-            ids = list(self.ready)[:self.serve.max_batch]
-            for i in ids:
-                del self.ready[i]
-            self.update(ids, self.oplog.n + 1)
+        return {"v_inv": self.bandit.v_inv, "b": self.bandit.b, "t": self.t,
+                "sampler": self.sampler.bit_generator.state, "store": self.store.snapshot(),
+                "pending_ids": ids, "pending_rows": np.array([self.pending[i] for i in ids]
+                                                             ).reshape(len(ids), self.s.dims)}
 
     def run(self) -> str | None:
-        idle_since, tick = time.monotonic(), tick_s(self.ctx.config)
         try:
-            while not (self.leaving or self.ctx.stopping):
-                self.read_up()
-                self.take_rewards()
-                batch = self.port.next_batch("decisions", wait_s=0.0 if self.ready
-                                             or self.closing else POLL_S)
-                if batch is not None:
-                    self.prepare(batch)
-                worked = batch is not None or bool(self.ready or self.closing)
-                self.pending_rewards()
-                now = time.monotonic()
-                if worked:
-                    idle_since = now
-                elif now - idle_since > tick:
-                    for p in self.followers:
-                        self.chan.send(OPS, p, {"kind": "tick"})
-                    idle_since = now
-            return self.stop()
+            return super().run()
         finally:
             self.store.close()
-
-    def stop(self) -> str | None:
-        """Finish the decision batches already queued (for at most serve.decision_timeout_s)
-        and apply every reward taken, checkpoint, tell everyone who stopped."""
-        end = time.monotonic() + self.serve.decision_timeout_s
-        while time.monotonic() < end and (batch := self.port.next_batch(
-                "decisions", window_s=0.0, wait_s=0.0)):
-            self.prepare(batch)
-        self.take_rewards()
-        while self.ready or self.closing:
-            self.pending_rewards()
-        if self.last_checkpoint != self.oplog.n:
-            self.checkpoint(self.oplog.n)
-        by = self.leaving or self.ctx.name
-        for p in self.followers:
-            self.chan.send(OPS, p, {"kind": "stop", "by": by})
-        self.oplog.close()
-        log.info("stopped at op %d (%s stopped)", self.oplog.n, by)
-        return self.leaving
 
 
 def run_role(ctx: ServeContext) -> str | None:
