@@ -5,13 +5,12 @@ decision and posts the reward."""
 
 from __future__ import annotations
 
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from serve_service import Service
+from serve_service import Apps, Service
 
 AP, PMG = "ap.0", "pmg.0"
 PASSIVE = ["pp.1", "pp.2"]
@@ -31,15 +30,15 @@ def o3m_service(out: Path, *sets: str, resume: bool = False, ready: bool = True)
                    settings=SETTINGS, parties=PARTIES)
 
 
-class O3mApps:
-    """The organisations' applications; every acknowledged request is remembered."""
+class O3mApps(Apps):
+    """The organisations' applications: every participant's posts its columns, the AP's asks
+    for decisions and posts rewards (x_a . theta plus noise: any real number)."""
+
+    decider = rewarder = AP
 
     def __init__(self, svc: Service, seed: int = 0):
-        self.svc, self.rng = svc, np.random.default_rng(seed)
+        super().__init__(svc, seed)
         self.theta = self.rng.normal(size=DIMS)
-        self.lock = threading.Lock()
-        self.acked: dict[str, set] = {"contexts": set(), "decisions": set(), "rewards": set()}
-        self.arms: dict[str, int] = {}
         self.contexts_of: dict[str, np.ndarray] = {}
 
     def contexts(self, rid: str, parties=PARTICIPANTS) -> None:
@@ -57,24 +56,12 @@ class O3mApps:
                 with self.lock:
                     self.acked["contexts"].add((name, rid))
 
-    def decide(self, rid: str):
-        status, body, headers = self.svc.post(AP, "/v1/decisions", {"id": rid})
-        if status == 200:
+    def reward(self, rid: str, value: float | None = None):
+        if value is None:
             with self.lock:
-                self.arms[rid] = body["arm"]
-                self.acked["decisions"].add(rid)
-        return status, body, headers
-
-    def reward(self, rid: str):
-        """The user's feedback for the arm served: x_a . theta plus noise (any real number)."""
-        with self.lock:
-            value = float(self.contexts_of[rid][self.arms[rid]] @ self.theta
-                          + 0.05 * self.rng.normal())
-        status, body, _ = self.svc.post(AP, "/v1/rewards", {"id": rid, "reward": value})
-        if status == 202:
-            with self.lock:
-                self.acked["rewards"].add(rid)
-        return status, body
+                value = float(self.contexts_of[rid][self.arms[rid]] @ self.theta
+                              + 0.05 * self.rng.normal())
+        return super().reward(rid, value)
 
 
 @contextmanager
