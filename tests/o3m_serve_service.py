@@ -5,12 +5,11 @@ decision and posts the reward."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from serve_service import Apps, Service
+from serve_service import Apps, Service, running
 
 AP, PMG = "ap.0", "pmg.0"
 PASSIVE = ["pp.1", "pp.2"]
@@ -64,12 +63,6 @@ class O3mApps(Apps):
         return super().reward(rid, value)
 
 
-@contextmanager
 def o3m_serving(out: Path, *sets: str, seed: int = 0):
-    """A new O3M service in out and its applications, stopped at the end whatever happened."""
-    apps = O3mApps(o3m_service(out, *sets), seed)
-    try:
-        yield apps
-    finally:
-        if apps.svc.proc.poll() is None:
-            apps.svc.stop()
+    """A new O3M service in out and its applications, stopped at the end (`running`)."""
+    return running(O3mApps(o3m_service(out, *sets), seed))

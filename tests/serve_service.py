@@ -154,15 +154,19 @@ class Apps:
 
 
 @contextmanager
-def serving(out: Path, *sets: str, seed: int = 0):
-    """A new service in out and its applications (apps.svc: the running service, replaced
-    when a test resumes it), stopped at the end whatever happened."""
-    apps = Apps(Service(out, *sets), seed)
+def running(apps):
+    """The applications of a service (apps.svc: the running service, replaced when a test
+    resumes it), stopped at the end whatever happened."""
     try:
         yield apps
     finally:
         if apps.svc.proc.poll() is None:
             apps.svc.stop()
+
+
+def serving(out: Path, *sets: str, seed: int = 0):
+    """A new service in out and its applications, stopped at the end (`running`)."""
+    return running(Apps(Service(out, *sets), seed))
 
 
 def records(out: Path, party: str, name: str = "requests.wal") -> list[dict]:
