@@ -153,5 +153,5 @@ def serve_replay(out_dir: Path, as_json: bool) -> None:
         for miss in report["disagree"][:10]:
             click.echo(f"  DIFFERS, id {miss['id']!r}: served arm {miss['served']}, replay "
                        f"{miss['replay']}" + (f" (scores {miss['gap']:.2g} apart)"
-                                              if "gap" in miss else " (never logged by p')"))
+                                              if "gap" in miss else " (never logged as served)"))
     sys.exit(1 if report["disagree"] else 0)
