@@ -271,8 +271,15 @@ def kill_9_and_resume(apps, victim: str, witness: str, leader: str, width: int,
                  "traffic after the resume")
         stop.set()
         moving.join(60)
-        wait_for(lambda: sorted(applied_rewards(out, leader)) == sorted(apps.acked["rewards"]),
-                 "every acknowledged reward applied, once")
+        try:
+            wait_for(lambda: sorted(applied_rewards(out, leader)) == sorted(apps.acked["rewards"]),
+                     "every acknowledged reward applied, once")
+        except AssertionError as e:
+            applied, acked = applied_rewards(out, leader), set(apps.acked["rewards"])
+            twice = sorted({i for i in applied if applied.count(i) > 1})
+            raise AssertionError(f"{e}: never applied {sorted(acked - set(applied))}, applied "
+                                 f"twice {twice}, applied unacknowledged "
+                                 f"{sorted(set(applied) - acked)}") from None
         assert svc.stop() == 0
     finally:
         stop.set()
