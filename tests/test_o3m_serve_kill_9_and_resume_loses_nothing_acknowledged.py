@@ -10,6 +10,8 @@ import pytest
 from o3m_serve_service import AP, ARMS, PARTIES, PASSIVE, PMG, WIDTH, O3mApps, o3m_service
 from serve_service import kill_9_and_resume, records, replay
 
+pytestmark = pytest.mark.slow  # kills and resumes: the quick tier (-m "not slow") leaves it out
+
 
 @pytest.mark.parametrize("victim", [AP, PASSIVE[1], PMG])
 def test_o3m_kill_9_then_resume_keeps_every_acknowledged_request_and_the_replay(tmp_path, victim):

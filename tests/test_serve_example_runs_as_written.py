@@ -13,6 +13,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # whole examples: the quick tier (-m "not slow") leaves it out
+
 DOC = REPO / "docs" / "serve.md"
 
 

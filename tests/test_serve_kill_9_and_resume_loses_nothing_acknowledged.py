@@ -9,6 +9,8 @@ import pytest
 from serve_service import (HOLDERS, PARTIES, PULLER, REWARD, Apps, Service, kill_9_and_resume,
                            records, replay)
 
+pytestmark = pytest.mark.slow  # kills and resumes: the quick tier (-m "not slow") leaves it out
+
 
 @pytest.mark.parametrize("victim", ["feature_holder.1", PULLER, REWARD, "dealer.0"])
 def test_kill_9_then_resume_keeps_every_acknowledged_request_and_the_replay(tmp_path, victim):

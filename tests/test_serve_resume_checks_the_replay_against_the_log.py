@@ -7,11 +7,15 @@ name it in /v1/health, and the service resumes from there."""
 import os
 import signal
 
+import pytest
+
 from serve_service import ARMS, PULLER, Service, records, serving
 from serve_support import wait_for
 
 from mpcbandit.files import write_private
 from mpcbandit.serve.wal import encode_record
+
+pytestmark = pytest.mark.slow  # resumes: the quick tier (-m "not slow") leaves it out
 
 
 def test_a_replay_that_differs_from_the_log_is_refused_naming_the_id(tmp_path):

@@ -3,9 +3,13 @@ its last tenth of rounds an agent's regret per round is a small fraction of a ra
 Chosen by measurement (docs/feducb.md): over 10 seeds the late regret was at most 0.023 against
 0.18, so the bound below (a quarter of random) keeps a margin of about 2 over the worst seed."""
 
+import pytest
+
 from mpcbandit.config import load_config
 from mpcbandit.protocols import get_protocol, privacy_record
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
+
+pytestmark = pytest.mark.slow  # a whole run: the quick tier (-m "not slow") leaves it out
 
 CONFIG = "configs/feducb-learns-eps4.toml"
 
