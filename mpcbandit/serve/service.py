@@ -200,7 +200,10 @@ class Service:
     async def _durable(self, fut: Future, undo) -> Reply | None:
         """Wait for a record's fsync; a Reply (503) if the log failed or is stuck."""
         try:
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), DURABLE_DEADLINE_S)
+            # no shield: a timeout cancels only the waiter's future (the log ignores it and
+            # still writes the record), and a shield and wait_for cost a request twice that
+            async with asyncio.timeout(DURABLE_DEADLINE_S):
+                await asyncio.wrap_future(fut)
         except asyncio.TimeoutError:
             return _error(503, f"the write-ahead log {self.wal.path} did not reach the disk "
                                f"within {DURABLE_DEADLINE_S:g} s")
