@@ -16,6 +16,7 @@ import numpy as np
 from mpcbandit.data.folder import read_id_list
 from mpcbandit.data.hannun_data import feature_slices, folder_task
 from mpcbandit.data.split import write_split
+from mpcbandit.errors import MpcBanditError
 from mpcbandit.experiments.common import (Curve, Output, Panel, choice_list, experiment_command,
                                           float_list, int_list, shipped_config, sized_option)
 from mpcbandit.experiments.serve_load import Load, LoadOutcome, Request, run_load
@@ -187,7 +188,7 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
               help="Networks: loopback, and lan/wan emulated on it (`serve --net`).")
 @sized_option("--rates", float_list, [250, 500, 1000], [250, 500, 1000, 1500],
               "Offered rates on loopback and lan, decisions per second.")
-@click.option("--wan-rates", type=float_list, default="25,50",
+@click.option("--wan-rates", type=float_list, default="10,40",
               help="Offered rates on wan (a decision takes 17 one-way delays of 20 ms there).")
 @click.option("--max-batch", type=int_list, default="16,64", help="serve.max_batch values.")
 @sized_option("--n", int, 1500, 5000, "Decision requests per case (wan: --wan-n).")
@@ -204,7 +205,7 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
                    "every party's memory at each size (serve_long.csv).")
 @click.option("--long-sizes", type=int_list, default="10000,100000",
               help="Answered decisions at which --long samples memory.")
-@click.option("--long-rate", type=click.FloatRange(min=1), default=500.0,
+@click.option("--long-rate", type=click.FloatRange(min=1), default=400.0,
               help="The offered rate of the --long run.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", show_default="none",
               help="A config override for every service, e.g. serve.batch_ms=2.")
@@ -219,7 +220,10 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
     same run (decision-path rounds × one-way delay + serve.batch_ms), every party's memory
     and `serve-replay`'s agreement. Writes serve (.csv, .md, .png), serve_cpu (.csv, .md)
     and, with --long, serve_long (.csv, .md)."""
-    cfg = shipped_config(f"{CONFIG}.toml", list(sets))
+    try:
+        cfg = shipped_config(f"{CONFIG}.toml", list(sets))
+    except MpcBanditError as e:
+        raise click.ClickException(f"bench serve: --set: {e}") from None
     longest = max([n, wan_n] + (long_sizes if long else []))
     requests = load_requests(cfg, _data(out, data, cfg, min(longest, 20_000)), longest)
     round_ms = loopback_round_ms()

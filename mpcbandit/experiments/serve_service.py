@@ -64,13 +64,14 @@ class BenchService:
             self._wait(self._all_ready, "every party ready")
             self.pids = self._party_pids()
         except BaseException:
-            self.stop()
+            self._terminate()   # the first failure is the one to report
             raise
 
     def _fail(self, what: str) -> click.ClickException:
         tail = self.log.read_text(errors="replace").splitlines()[-5:]
         return click.ClickException(f"bench serve: the service in {self.folder}: {what} "
-                                    f"(launcher log {self.log}: {' | '.join(tail)})")
+                                    f"(launcher log {self.log}: {' | '.join(tail)}; the "
+                                    f"parties' logs in {self.folder / 'logs'})")
 
     def _wait(self, condition, what: str):
         end = time.monotonic() + START_S
@@ -136,16 +137,23 @@ class BenchService:
         """The party's /metrics text."""
         return _get(self.urls[party] + "/metrics").decode()
 
-    def stop(self) -> None:
-        """SIGTERM the launcher: every party drains and checkpoints, the dealer reveals its key."""
+    def _terminate(self) -> int | None:
+        """SIGTERM the launcher and wait for it (SIGKILL after STOP_S): its exit status, or
+        None if it had to be killed."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            code = self.proc.wait(STOP_S)
+            return self.proc.wait(STOP_S)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            raise self._fail(f"did not stop within {STOP_S:g} s of SIGTERM") from None
+            return None
+
+    def stop(self) -> None:
+        """SIGTERM the launcher: every party drains and checkpoints, the dealer reveals its key."""
+        code = self._terminate()
+        if code is None:
+            raise self._fail(f"did not stop within {STOP_S:g} s of SIGTERM")
         if code != 0:
             raise self._fail(f"not every party stopped cleanly (launcher exit {code})")
 
