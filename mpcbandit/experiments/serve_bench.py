@@ -215,7 +215,7 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
     """The private online service (`mpcbandit serve`, Hannun: A = 10, D = 20, two feature
     holders, CURVE on) under an open-loop client (asyncio + aiohttp, its own CPU reported):
     one service per net × offered rate × serve.max_batch, each request posting both holders'
-    slices, asking for the decision and, --reward-delay-ms later, posting the reward. Reports
+    slices, asking for the decision and, a given delay later, posting the reward. Reports
     decisions per second sustained, p50/p95/p99 decision latency, the floor measured in the
     same run (decision-path rounds × one-way delay + serve.batch_ms), every party's memory
     and `serve-replay`'s agreement. Writes serve (.csv, .md, .png), serve_cpu (.csv, .md)
