@@ -213,13 +213,13 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
           max_batch: list[int], n: int, wan_n: int, reward_delay_ms: float, data: Path | None,
           long: bool, long_sizes: list[int], long_rate: float, sets: tuple[str, ...]) -> None:
     """The private online service (`mpcbandit serve`, Hannun: A = 10, D = 20, two feature
-    holders, CURVE on) under an open-loop client (asyncio + aiohttp, its own CPU reported):
+    holders, CURVE on) under an open loop client (asyncio and aiohttp, its own CPU reported):
     one service per net × offered rate × serve.max_batch, each request posting both holders'
     slices, asking for the decision and, a given delay later, posting the reward. Reports
     decisions per second sustained, p50/p95/p99 decision latency, the floor measured in the
-    same run (decision-path rounds × one-way delay + serve.batch_ms), every party's memory
-    and `serve-replay`'s agreement. Writes serve (.csv, .md, .png), serve_cpu (.csv, .md)
-    and, with --long, serve_long (.csv, .md)."""
+    same run (the decision path's rounds × the one way delay + serve.batch_ms), every party's
+    memory and the share of decisions the float64 replay recomputes identically. Writes serve
+    (.csv, .md, .png), serve_cpu (.csv, .md) and, with --long, serve_long (.csv, .md)."""
     try:
         cfg = shipped_config(f"{CONFIG}.toml", list(sets))
     except MpcBanditError as e:
