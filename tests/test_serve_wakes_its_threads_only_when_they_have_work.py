@@ -4,13 +4,10 @@ request within the window), the log's commit thread when a new group starts (not
 record queued behind a running fsync). A wake-up per request cost the service a thread switch
 and the GIL per request (`mpcbandit bench serve`, docs/serve.md "Benchmark")."""
 
-import os
-import threading
-
 from mpcbandit.serve import wal as wal_module
 from mpcbandit.serve.batching import BatchQueue
 from mpcbandit.serve.wal import WriteAheadLog
-from serve_support import wait_for
+from serve_support import gate_first_fsync, take_once_waiting
 
 
 def _count_calls(obj, name: str) -> list:
@@ -26,20 +23,9 @@ def _count_calls(obj, name: str) -> list:
 
 def test_requests_within_the_window_wake_the_backend_only_when_its_batch_is_full():
     queue = BatchQueue("decisions", limit=100)
-    waiting, real_wait = threading.Event(), queue._cond.wait
-
-    def wait(timeout=None):
-        waiting.set()
-        return real_wait(timeout)
-
-    queue._cond.wait = wait
     queue.reserve()
     queue.put("d0")
-    taken = {}
-    taker = threading.Thread(target=lambda: taken.setdefault(
-        "batch", queue.next_batch(max_items=10, window_s=60.0, wait_s=60.0)))
-    taker.start()
-    wait_for(lambda: waiting.is_set() or not taker.is_alive(), "the backend waits for its batch")
+    taker, taken = take_once_waiting(queue, max_items=10, window_s=60.0, wait_s=60.0)
     wakes = _count_calls(queue._cond, "notify_all")
     for i in range(1, 9):   # within the (long) window, the batch not full: nothing new to do
         queue.reserve()
@@ -53,17 +39,8 @@ def test_requests_within_the_window_wake_the_backend_only_when_its_batch_is_full
 
 def test_records_queued_behind_a_running_fsync_wake_the_commit_thread_once(tmp_path,
                                                                          monkeypatch):
-    real_fsync = os.fsync
-    entered, release = threading.Event(), threading.Event()
-
-    def gated_fsync(fd):
-        if not entered.is_set():
-            entered.set()
-            assert release.wait(30)
-        real_fsync(fd)
-
     log = WriteAheadLog(tmp_path / "party.wal")
-    monkeypatch.setattr(wal_module.os, "fsync", gated_fsync)
+    _, entered, release = gate_first_fsync(monkeypatch, wal_module)
     first = log.append({"kind": "context", "id": "first"})
     assert entered.wait(30)   # the commit thread is in the first group's fsync
     wakes = _count_calls(log._cond, "notify")

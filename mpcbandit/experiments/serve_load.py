@@ -135,7 +135,7 @@ async def _run(requests: Sequence[Request], load: Load,
             tasks.append(asyncio.create_task(_one(req, at, load, (holders, puller, rewarder),
                                                   out, on_answered)))
         # each request is bounded by its session's timeout, twice (decision, then reward)
-        done, late = await asyncio.wait(tasks, timeout=2 * load.timeout_s
+        _, late = await asyncio.wait(tasks, timeout=2 * load.timeout_s
                                         + load.reward_delay_s + 5.0)
         for task in late:
             task.cancel()
