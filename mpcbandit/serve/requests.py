@@ -114,7 +114,7 @@ def parse_context(raw: bytes, features: int, max_norm: float | None = None) -> C
     if len(values) != features:
         raise BadRequest("features", f"expected {features} numbers (this party's feature "
                                      f"count), got {len(values)}")
-X
+    if all(type(v) is float for v in values):  # JSON's decimals (the usual body): checked at once
         numbers = values
         norm = math.sqrt(math.fsum(v * v for v in numbers))
         if not math.isfinite(norm):  # a value that overflowed (1e400): say which one
