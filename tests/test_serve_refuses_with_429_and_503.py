@@ -41,6 +41,44 @@ def test_a_decision_not_made_in_time_is_503_naming_the_missing_holders(tmp_path)
         live.close()
 
 
+def test_a_decision_the_backend_neither_makes_nor_refuses_in_time_is_503_after_the_grace(
+        tmp_path):
+    # no holder named missing: the shell waits a further grace for the leader's own refusal,
+    # then answers 503 (in Python 3.11 the grace's wait ended in CancelledError and the
+    # connection was dropped without an answer: the first wait had cancelled the shield)
+    backend = FakeBackend(hold=True)
+    live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=0.3),
+                       backend=backend)
+    try:
+        status, body, _ = live.call("POST", "/v1/decisions", {"id": "stuck"})
+        assert status == 503 and body["missing"] == [] and "'stuck'" in body["error"]
+        assert "the backend did not finish" in body["error"]
+        assert live.service.metrics.decision_timeouts._value.get() == 1
+        backend.release()  # decided after all: logged and counted late
+        wait_for(lambda: live.service.metrics.decisions_late._value.get() == 1, "counted late")
+    finally:
+        live.close()
+
+
+def test_a_decision_refused_within_the_grace_is_503_naming_the_missing_holders(tmp_path):
+    backend = FakeBackend(hold=True)
+    live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=0.3),
+                       backend=backend)
+    try:
+        answer = {}
+        asker = threading.Thread(target=lambda: answer.setdefault(
+            "r", live.call("POST", "/v1/decisions", {"id": "refused-late"})))
+        asker.start()
+        wait_for(lambda: live.service._open_tickets, "the decision waits")
+        ticket = next(iter(live.service._open_tickets))
+        threading.Timer(0.4, ticket.refuse, ("slices missing", ["feature_holder.1"])).start()
+        asker.join(30)   # the leader's refusal lands after the timeout, within the grace
+        status, body, _ = answer["r"]
+        assert status == 503 and body["missing"] == ["feature_holder.1"]
+    finally:
+        live.close()
+
+
 def test_a_gone_peer_shows_in_health_and_fails_decisions_fast_naming_it(tmp_path):
     backend = FakeBackend(hold=True)
     live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=60.0),
