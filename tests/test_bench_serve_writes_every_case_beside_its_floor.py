@@ -33,8 +33,8 @@ def test_bench_serve_writes_every_case_beside_its_floor(tmp_path):
     assert [(r["net"], float(r["offered_rate"]), int(r["max_batch"])) for r in rows] == [
         ("loopback", 40.0, 8), ("lan", 40.0, 8)]
     for r in rows:
-        assert list(r) == COLUMNS
-        numbers = {c: float(r[c]) for c in COLUMNS if c != "net"}
+        assert list(r) == COLUMNS and r["contexts"] == "post"
+        numbers = {c: float(r[c]) for c in COLUMNS if c not in ("net", "contexts")}
         assert all(math.isfinite(v) for v in numbers.values()), r
         assert numbers["agreement"] == 1.0 and numbers["failed"] == 0
         assert numbers["requests"] == 60 and numbers["decisions_per_s"] > 0
@@ -63,3 +63,32 @@ def test_bench_serve_writes_every_case_beside_its_floor(tmp_path):
         table = {r[0]: [float(v) for v in r[1:]] for r in list(csv.reader(f))[1:]}
     assert len(posted) == 60
     assert all(np.allclose(posted[i], table[i]) for i in posted)
+
+
+def test_bench_serve_lets_the_holders_look_the_contexts_up_in_their_own_data(tmp_path):
+    result = CliRunner().invoke(main, [
+        "bench", "serve", "--nets", "loopback", "--rates", "40", "--max-batch", "8", "--n", "30",
+        "--contexts", "lookup", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    [row] = _rows(tmp_path / "serve.csv")
+    assert row["contexts"] == "lookup" and float(row["agreement"]) == 1.0
+    assert float(row["failed"]) == 0 and float(row["decisions_per_s"]) > 0
+    service = tmp_path / "services" / "loopback-r40-b8"
+    # no slice was posted: each holder found its own in its folder of the split data
+    assert not [r for r in read_records(service / "feature_holder.0" / "requests.wal")[0]
+                if r["kind"] == "context"]
+    decided = [r["id"] for r in read_records(service / "arm_puller.0" / "requests.wal")[0]
+               if r["kind"] == "decision"]
+    assert sorted(decided) == sorted(f"u{t}" for t in range(1, 31))
+
+
+def test_bench_serve_refuses_to_look_up_more_requests_than_the_data_holds(tmp_path):
+    data = tmp_path / "data"
+    result = CliRunner().invoke(main, ["data", "split", "hannun-synthetic", "--out", str(data),
+                                       "--steps", "20"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, [
+        "bench", "serve", "--nets", "loopback", "--rates", "40", "--n", "30", "--contexts",
+        "lookup", "--data", str(data), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "holds 20 ids, 30 requests need as many" in result.output
+    assert not (tmp_path / "out" / "services").exists()

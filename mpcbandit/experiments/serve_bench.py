@@ -8,11 +8,13 @@ every party's memory, and the share of decisions `serve-replay` recomputes ident
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import numpy as np
 
+from mpcbandit.config import Config
 from mpcbandit.data.folder import read_id_list
 from mpcbandit.data.hannun_data import feature_slices, folder_task
 from mpcbandit.data.split import write_split
@@ -31,7 +33,7 @@ __all__ = ["bench", "COLUMNS", "SEQUENCING_ROUNDS", "load_requests", "loopback_r
 CONFIG = "hannun-synthetic"
 #: the bench's net names: loopback is the config's "none"
 NETS = {"loopback": "none", "lan": "lan", "wan": "wan"}
-COLUMNS = ["net", "offered_rate", "max_batch", "requests", "decisions_per_s", "p50_ms", "p95_ms",
+COLUMNS = ["net", "offered_rate", "max_batch", "contexts", "requests", "decisions_per_s", "p50_ms", "p95_ms",
            "p99_ms", "floor_ms", "decision_rounds", "one_way_ms", "rss_mb", "agreement",
            "failed", "client_cpu_ms_per_decision", "parties_cpu_ms_per_decision", "load_1min"]
 LONG_COLUMNS = ["requests", "rss_mb", "rss_mb_by_party", "agreement", "load_1min"]
@@ -48,19 +50,24 @@ def loopback_round_ms() -> float:
     return timed_round(2, "ours-curve", [ROUND_BYTES], quick=True, pin=False)[0]["median_us"] / 1e3
 
 
-def load_requests(cfg, data_dir: Path, n: int) -> list[Request]:
+def load_requests(cfg, data_dir: Path, n: int, lookup: bool = False) -> list[Request]:
     """n requests from a data folder (`mpcbandit data split`'s layout): each holder's slice
     and every arm's reward of one row, in the id list's order, again from the first row (the
-    ids suffixed by the lap) when n passes the rows."""
+    ids suffixed by the lap) when n passes the rows. With `lookup` the holders find each
+    slice in their own folder by its id: no slice is posted, and n rows are needed."""
     names = holders(cfg.section)
     ids = read_id_list(data_dir / names[0], names[0]).ids
+    if lookup and n > len(ids):
+        raise click.ClickException(f"bench serve --contexts lookup: {data_dir} holds {len(ids)} "
+                                   f"ids, {n} requests need as many (each id is looked up once)")
     task = folder_task(with_steps(cfg, len(ids)), data_dir, names, f"{ENV}.0")
     cols = feature_slices(cfg.section)
     out = []
     for k in range(n):
         t, lap = k % len(ids), k // len(ids)
         out.append(Request.of(ids[t] if lap == 0 else f"{ids[t]}.{lap}",
-                              [task.contexts[t, c] for c in cols], task.rewards[t]))
+                              [] if lookup else [task.contexts[t, c] for c in cols],
+                              task.rewards[t]))
     return out
 
 
@@ -87,36 +94,56 @@ def _decision_rounds(svc: BenchService, holder: str) -> float:
     return rounds / runs + SEQUENCING_ROUNDS if runs else float("nan")
 
 
-def _options(net: str, max_batch: int, sets: tuple[str, ...]) -> list[str]:
+def _options(net: str, max_batch: int, sets: tuple[str, ...], lookup_in: Path | None) -> list[str]:
     options = ["--net", NETS[net], "--set", f"serve.max_batch={max_batch}"]
+    options += ["--data", str(lookup_in)] if lookup_in is not None else []
     return options + [w for s in sets for w in ("--set", s)]
 
 
-def _load(rate: float, svc: BenchService, cfg, reward_delay_ms: float) -> Load:
-    names = holders(cfg.section)
-    return Load(tuple(svc.urls[h] for h in names), svc.urls["arm_puller.0"],
-                svc.urls["reward_holder.0"], rate, reward_delay_ms / 1e3,
-                cfg.serve.decision_timeout_s + 10.0)
+@dataclass(frozen=True)
+class Setup:
+    """What every case of one bench shares: its output, config (with --set), requests, the
+    rewards' delay, the overrides, the folder the holders look slices up in (--contexts
+    lookup; None: the client posts them) and the loopback round timed at the start."""
+
+    out: Output
+    cfg: Config
+    requests: list[Request]
+    reward_delay_ms: float
+    sets: tuple[str, ...]
+    lookup_in: Path | None
+    round_ms: float
+
+    def service(self, name: str, net: str, max_batch: int) -> BenchService:
+        """A new service for one case, in OUT/services/NAME."""
+        return BenchService(CONFIG, self.out.folder / "services" / name,
+                            _options(net, max_batch, self.sets, self.lookup_in))
+
+    def load(self, rate: float, svc: BenchService) -> Load:
+        """The client's load on svc at rate."""
+        names = holders(self.cfg.section)
+        return Load(tuple(svc.urls[h] for h in names), svc.urls["arm_puller.0"],
+                    svc.urls["reward_holder.0"], rate, self.reward_delay_ms / 1e3,
+                    self.cfg.serve.decision_timeout_s + 10.0)
 
 
-def run_case(out: Output, cfg, requests: list[Request], net: str, rate: float, max_batch: int,
-             reward_delay_ms: float, round_ms: float, sets: tuple[str, ...]) -> tuple[dict, dict]:
+def run_case(setup: Setup, net: str, rate: float, max_batch: int, count: int) -> tuple[dict, dict]:
     """One service under one load: the row of serve.csv, and each party's CPU ms per decision."""
-    folder = out.folder / "services" / f"{net}-r{rate:g}-b{max_batch}"
-    svc = BenchService(CONFIG, folder, _options(net, max_batch, sets))
+    cfg, requests = setup.cfg, setup.requests[:count]
+    svc = setup.service(f"{net}-r{rate:g}-b{max_batch}", net, max_batch)
     try:
         cpu0 = svc.cpu_s()
-        seen = run_load(requests, _load(rate, svc, cfg, reward_delay_ms))
+        seen = run_load(requests, setup.load(rate, svc))
         cpu = {p: c - cpu0[p] for p, c in svc.cpu_s().items()}
         rss = max(svc.rss_mb(peak=True).values())
         rounds = _decision_rounds(svc, holders(cfg.section)[0])
     finally:
         svc.stop()
     report = svc.replay()
-    one_way_ms = round_ms if net == "loopback" else NET_PRESETS[NETS[net]][0] * 1e3
+    one_way_ms = setup.round_ms if net == "loopback" else NET_PRESETS[NETS[net]][0] * 1e3
     decided = max(1, len(seen.latencies))
     row = dict(zip(COLUMNS, [
-        net, rate, max_batch, len(requests), seen.sustained_per_s(), _percentile_ms(seen, 50),
+        net, rate, max_batch, "lookup" if setup.lookup_in else "post", len(requests), seen.sustained_per_s(), _percentile_ms(seen, 50),
         _percentile_ms(seen, 95), _percentile_ms(seen, 99),
         rounds * one_way_ms + cfg.serve.batch_ms, rounds, one_way_ms, rss, report["agreement"],
         sum(seen.failures.values()), seen.cpu_s / decided * 1e3,
@@ -127,19 +154,17 @@ def run_case(out: Output, cfg, requests: list[Request], net: str, rate: float, m
     return row, {p: c / decided * 1e3 for p, c in cpu.items()}
 
 
-def run_long(out: Output, cfg, requests: list[Request], rate: float, sizes: list[int],
-             reward_delay_ms: float, sets: tuple[str, ...]) -> list[list]:
+def run_long(setup: Setup, rate: float, sizes: list[int]) -> list[list]:
     """One loopback service through max(sizes) requests; every party's memory as the answered
     decisions pass each size (memory flat over 10⁵ requests: the issue's goal)."""
-    svc = BenchService(CONFIG, out.folder / "services" / "long", _options("loopback", cfg.serve
-                                                                           .max_batch, sets))
+    svc = setup.service("long", "loopback", setup.cfg.serve.max_batch)
     at: dict[int, dict[str, float]] = {}
 
     def sample(count: int) -> None:
         if count in sizes:
             at[count] = svc.rss_mb()
     try:
-        seen = run_load(requests[:max(sizes)], _load(rate, svc, cfg, reward_delay_ms), sample)
+        seen = run_load(setup.requests[:max(sizes)], setup.load(rate, svc), sample)
     finally:
         svc.stop()
     agreement = svc.replay()["agreement"]
@@ -199,7 +224,11 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
 @click.option("--data", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None, show_default="the built-in task, split into OUT/data",
               help="A data folder in `mpcbandit data split`'s layout for hannun-synthetic: "
-                   "the contexts and rewards the client posts.")
+                   "the contexts and rewards of the requests.")
+@click.option("--contexts", type=click.Choice(["post", "lookup"]), default="post",
+              help="post: the client posts both holders' slices before asking for each "
+                   "decision; lookup: each holder looks the id up in its own folder of the "
+                   "data (`serve --data`) and the client posts only decisions and rewards.")
 @click.option("--long", is_flag=True,
               help="Also one loopback service through --long-sizes requests at --long-rate: "
                    "every party's memory at each size (serve_long.csv).")
@@ -211,7 +240,7 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
               help="A config override for every service, e.g. serve.batch_ms=2.")
 def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rates: list[float],
           max_batch: list[int], n: int, wan_n: int, reward_delay_ms: float, data: Path | None,
-          long: bool, long_sizes: list[int], long_rate: float, sets: tuple[str, ...]) -> None:
+          contexts: str, long: bool, long_sizes: list[int], long_rate: float, sets: tuple[str, ...]) -> None:
     """The private online service (`mpcbandit serve`, Hannun: A = 10, D = 20, two feature
     holders, CURVE on) under an open loop client (asyncio and aiohttp, its own CPU reported):
     one service per net × offered rate × serve.max_batch, each request posting both holders'
@@ -224,18 +253,20 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
         cfg = shipped_config(f"{CONFIG}.toml", list(sets))
     except MpcBanditError as e:
         raise click.ClickException(f"bench serve: --set: {e}") from None
-    longest = max([n, wan_n] + (long_sizes if long else []))
-    requests = load_requests(cfg, _data(out, data, cfg, min(longest, 20_000)), longest)
-    round_ms = loopback_round_ms()
+    counts = {net: wan_n if net == "wan" else n for net in nets}
+    longest = max([*counts.values()] + (long_sizes if long else []))
+    lookup = contexts == "lookup"
+    # looked up, every request needs a row of its own; posted, rows are reused past 20,000
+    data = _data(out, data, cfg, longest if lookup else min(longest, 20_000))
+    setup = Setup(out, cfg, load_requests(cfg, data, longest, lookup), reward_delay_ms, sets,
+                  data.resolve() if lookup else None, loopback_round_ms())
     click.echo(f"{out.machine}; one loopback round of our CurveZMQ channel: "
-               f"{round_ms * 1e3:.0f} µs")
+               f"{setup.round_ms * 1e3:.0f} µs")
     rows, cpu_rows = [], []
     for net in nets:
-        count = wan_n if net == "wan" else n
         for rate in wan_rates if net == "wan" else rates:
             for b in max_batch:
-                row, cpu = run_case(out, cfg, requests[:count], net, rate, b, reward_delay_ms,
-                                    round_ms, sets)
+                row, cpu = run_case(setup, net, rate, b, counts[net])
                 rows.append(row)
                 cpu_rows += [[net, rate, b, p, c] for p, c in cpu.items()]
                 click.echo(f"{net}, {rate:g}/s offered, max_batch {b}: "
@@ -251,8 +282,7 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
               "Process CPU time (every thread) while the load ran, over decisions answered.")
     out.figure("serve", _panels(rows), title)
     if long:
-        long_rows = run_long(out, cfg, requests, long_rate, sorted(long_sizes), reward_delay_ms,
-                             sets)
+        long_rows = run_long(setup, long_rate, sorted(long_sizes))
         out.table("serve_long", LONG_COLUMNS, long_rows,
                   f"Every party's memory over a long run at {long_rate:g}/s ({out.machine})",
                   "rss_mb: the largest resident memory of any party as the answered decisions "

@@ -27,8 +27,9 @@ JSON = {"Content-Type": "application/json"}
 
 @dataclass(frozen=True)
 class Request:
-    """One decision request: its id, each holder's slice (JSON bodies, in holder order), and
-    every arm's reward (the one of the arm served is posted)."""
+    """One decision request: its id, each holder's slice (JSON bodies, in holder order; none
+    when the holders look the id up themselves), and every arm's reward (the one of the arm
+    served is posted)."""
 
     id: str
     contexts: tuple[bytes, ...]
@@ -85,12 +86,13 @@ async def _one(req: Request, at: float, load: Load, sessions, out: LoadOutcome,
                on_answered: Callable[[int], None] | None) -> None:
     holders, puller, rewarder = sessions
     try:
-        posted = await asyncio.gather(*(_post(s, u + "/v1/contexts", b) for s, u, b in
-                                        zip(holders, load.holders, req.contexts)))
-        bad = [status for status, _ in posted if status != 202]
-        if bad:
-            out.failures[f"context {bad[0]}"] += 1
-            return
+        if req.contexts:   # else the holders look the id up in their own data
+            posted = await asyncio.gather(*(_post(s, u + "/v1/contexts", b) for s, u, b in
+                                            zip(holders, load.holders, req.contexts)))
+            bad = [status for status, _ in posted if status != 202]
+            if bad:
+                out.failures[f"context {bad[0]}"] += 1
+                return
         status, body = await _post(puller, load.puller + "/v1/decisions",
                                    b'{"id": %s}' % json.dumps(req.id).encode())
         now = time.monotonic()
