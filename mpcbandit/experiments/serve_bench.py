@@ -33,9 +33,10 @@ __all__ = ["bench", "COLUMNS", "SEQUENCING_ROUNDS", "load_requests", "loopback_r
 CONFIG = "hannun-synthetic"
 #: the bench's net names: loopback is the config's "none"
 NETS = {"loopback": "none", "lan": "lan", "wan": "wan"}
-COLUMNS = ["net", "offered_rate", "max_batch", "contexts", "requests", "decisions_per_s", "p50_ms", "p95_ms",
-           "p99_ms", "floor_ms", "decision_rounds", "one_way_ms", "rss_mb", "agreement",
-           "failed", "client_cpu_ms_per_decision", "parties_cpu_ms_per_decision", "load_1min"]
+COLUMNS = ["net", "offered_rate", "max_batch", "contexts", "requests", "decisions_per_s",
+           "p50_ms", "p95_ms", "p99_ms", "floor_ms", "decision_rounds", "one_way_ms", "rss_mb",
+           "agreement", "failed", "client_cpu_ms_per_decision", "parties_cpu_ms_per_decision",
+           "load_1min"]
 LONG_COLUMNS = ["requests", "rss_mb", "rss_mb_by_party", "agreement", "load_1min"]
 #: p′ asks the holders to prepare a batch, and each tells the others (and p′) which slices it
 #: has: two one-way delays before a batch's own rounds start (docs/serve.md)
@@ -143,11 +144,12 @@ def run_case(setup: Setup, net: str, rate: float, max_batch: int, count: int) ->
     one_way_ms = setup.round_ms if net == "loopback" else NET_PRESETS[NETS[net]][0] * 1e3
     decided = max(1, len(seen.latencies))
     row = dict(zip(COLUMNS, [
-        net, rate, max_batch, "lookup" if setup.lookup_in else "post", len(requests), seen.sustained_per_s(), _percentile_ms(seen, 50),
+        net, rate, max_batch, "lookup" if setup.lookup_in else "post", len(requests),
+        seen.sustained_per_s(), _percentile_ms(seen, 50),
         _percentile_ms(seen, 95), _percentile_ms(seen, 99),
         rounds * one_way_ms + cfg.serve.batch_ms, rounds, one_way_ms, rss, report["agreement"],
         sum(seen.failures.values()), seen.cpu_s / decided * 1e3,
-        sum(cpu.values()) / decided * 1e3, round(os.getloadavg()[0], 2)]))
+        sum(cpu.values()) / decided * 1e3, round(os.getloadavg()[0], 2)], strict=True))
     if seen.failures:
         click.echo(f"  {net}, {rate:g}/s, max_batch {max_batch}: not answered: "
                    f"{dict(seen.failures)}")
@@ -240,7 +242,8 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
               help="A config override for every service, e.g. serve.batch_ms=2.")
 def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rates: list[float],
           max_batch: list[int], n: int, wan_n: int, reward_delay_ms: float, data: Path | None,
-          contexts: str, long: bool, long_sizes: list[int], long_rate: float, sets: tuple[str, ...]) -> None:
+          contexts: str, long: bool, long_sizes: list[int], long_rate: float,
+          sets: tuple[str, ...]) -> None:
     """The private online service (`mpcbandit serve`, Hannun: A = 10, D = 20, two feature
     holders, CURVE on) under an open loop client (asyncio and aiohttp, its own CPU reported):
     one service per net × offered rate × serve.max_batch, each request posting both holders'
