@@ -186,9 +186,9 @@ def _panels(rows: list[dict]) -> list[Panel]:
             x = [r["offered_rate"] for r in case]
             curves += [Curve(f"p50, max_batch {b}", x, [r["p50_ms"] for r in case]),
                        Curve(f"p99, max_batch {b}", x, [r["p99_ms"] for r in case], dashed=True)]
-        case = [r for r in rows if r["net"] == net]
-        curves.append(Curve("floor", [r["offered_rate"] for r in case],
-                            [r["floor_ms"] for r in case], dashed=True, color="black"))
+        floor = {r["offered_rate"]: r["floor_ms"] for r in rows if r["net"] == net}
+        curves.append(Curve("floor", list(floor), list(floor.values()), dashed=True,
+                            color="black"))
         panels.append(Panel(net, "offered rate (decisions / s)", "decision latency (ms)",
                             curves, logy=True))
     return panels
@@ -277,7 +277,8 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
                            f"{row['p95_ms']:.1f}/{row['p99_ms']:.1f} ms (floor "
                            f"{row['floor_ms']:.1f}), agreement {row['agreement']:.4f}, "
                            f"load {row['load_1min']}")
-    title = f"mpcbandit serve under open-loop load, {CONFIG} ({out.machine})"
+    title = (f"mpcbandit serve under open-loop load, {CONFIG}, contexts "
+             f"{'looked up by the holders' if lookup else 'posted'} ({out.machine})")
     out.table("serve", COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title, NOTE)
     out.table("serve_cpu", ["net", "offered_rate", "max_batch", "party",
                             "cpu_ms_per_decision"], cpu_rows,
