@@ -167,13 +167,15 @@ def run_long(setup: Setup, rate: float, sizes: list[int]) -> list[list]:
             at[count] = svc.rss_mb()
     try:
         seen = run_load(setup.requests[:max(sizes)], setup.load(rate, svc), sample)
+        if len(seen.latencies) not in at:   # some were not answered: the count it reached
+            at[len(seen.latencies)] = svc.rss_mb()
     finally:
         svc.stop()
     agreement = svc.replay()["agreement"]
     if seen.failures:
         click.echo(f"  long run: not answered: {dict(seen.failures)}")
-    return [[n, max(at[n].values()), " ".join(f"{p}={v:.0f}" for p, v in at[n].items()),
-             agreement, round(os.getloadavg()[0], 2)] for n in sizes if n in at]
+    return [[n, max(rss.values()), " ".join(f"{p}={v:.0f}" for p, v in rss.items()),
+             agreement, round(os.getloadavg()[0], 2)] for n, rss in sorted(at.items())]
 
 
 def _panels(rows: list[dict]) -> list[Panel]:

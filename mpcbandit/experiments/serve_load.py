@@ -128,17 +128,21 @@ async def _run(requests: Sequence[Request], load: Load,
         start = time.monotonic() + 0.05
         out = LoadOutcome(start, len(requests) / load.rate)
         cpu0 = time.process_time()
-        tasks = []
+        tasks: set[asyncio.Task] = set()   # the open ones only: 10^5 requests in a long run
         for k, req in enumerate(requests):
             at = start + k / load.rate
             ahead = at - time.monotonic()
             if ahead > 0:
                 await asyncio.sleep(ahead)
-            tasks.append(asyncio.create_task(_one(req, at, load, (holders, puller, rewarder),
-                                                  out, on_answered)))
+            task = asyncio.create_task(_one(req, at, load, (holders, puller, rewarder), out,
+                                            on_answered))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
         # each request is bounded by its session's timeout, twice (decision, then reward)
-        _, late = await asyncio.wait(tasks, timeout=2 * load.timeout_s
-                                        + load.reward_delay_s + 5.0)
+        late: set[asyncio.Task] = set()
+        if tasks:
+            _, late = await asyncio.wait(set(tasks), timeout=2 * load.timeout_s
+                                         + load.reward_delay_s + 5.0)
         for task in late:
             task.cancel()
         if late:
