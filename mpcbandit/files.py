@@ -64,7 +64,8 @@ def claim_run_folder(path: Path) -> Path:
     user's, writable by no one else, and empty or an earlier run's (RUN_MARKS). Its mode is
     never changed: anything else is an OutputError naming it."""
     path = Path(path)
-    make_private_dir(path.parent)
+    if not path.is_dir():  # only a folder made here needs its parent writable (not a mount point)
+        make_private_dir(path.parent)
     try:
         path.mkdir(mode=0o700)
         return path

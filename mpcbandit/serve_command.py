@@ -39,6 +39,9 @@ def _overrides(sets, seed, net) -> list[str]:
 @click.option("--resume", is_flag=True,
               help="Continue the service in --state (one party) or --out (every party) from "
                    "its logs and checkpoints.")
+@click.option("--start-or-resume", is_flag=True,
+              help="One party: resume the service --state holds, or start it with --run-id if "
+                   "--state holds none (one command for every start, as a container's).")
 @click.option("--session", default=None, hidden=True)
 @click.option("--url-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               hidden=True)
@@ -53,8 +56,8 @@ def _overrides(sets, seed, net) -> list[str]:
 @click.option("--seed", type=int, default=None, help="Override the config's seed.")
 @click.option("--net", default=None, metavar="NET", help="Emulated network (as `run --net`).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config value.")
-def serve(config, out_dir, role, index, state_dir, run_id, resume, session, url_file, data_dir,
-          insecure, log_level, seed, net, sets) -> None:
+def serve(config, out_dir, role, index, state_dir, run_id, resume, start_or_resume, session,
+          url_file, data_dir, insecure, log_level, seed, net, sets) -> None:
     """Serve CONFIG online: applications ask for decisions and post rewards over HTTP, and the
     model keeps learning (docs/serve.md). One party (--role, --index) or every party on this
     host (--out DIR)."""
@@ -77,6 +80,10 @@ def serve(config, out_dir, role, index, state_dir, run_id, resume, session, url_
                                  insecure=insecure, log_level=log_level, echo=click.echo))
         if config is None:
             raise click.UsageError("give CONFIG")
+        if start_or_resume:
+            if resume:
+                raise click.UsageError("give --resume or --start-or-resume, not both")
+            resume = _holds_service(state_dir or _default_state(role, index))
         _serve_one(config, role, index, state_dir, run_id, resume, session, url_file, data_dir,
                    insecure, log_level, _overrides(sets, seed, net))
     except MpcBanditError as e:
@@ -93,7 +100,7 @@ def _serve_one(config, role, index, state_dir, run_id, resume, session, url_file
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr, force=True,
                         format=f"%(asctime)s %(levelname)s {name}: %(message)s")
     cfg = load_config(config, overrides)
-    state_dir = state_dir or Path("mpcbandit-serve") / name
+    state_dir = state_dir or _default_state(role, index)
     code = run_serve_party(cfg, role, index, state_dir=state_dir,
                            session=session or config_digest(cfg)[:16], run_id=run_id,
                            resume=resume, insecure=insecure, data_dir=data_dir,
@@ -101,6 +108,17 @@ def _serve_one(config, role, index, state_dir, run_id, resume, session, url_file
     # drained: a second SIGTERM (a launcher stopping every party) must not kill the exit
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)
+
+
+def _default_state(role: str, index: int) -> Path:
+    return Path("mpcbandit-serve") / f"{role}.{index}"
+
+
+def _holds_service(state_dir: Path) -> bool:
+    """Whether a party's state folder holds a service (its record), for --start-or-resume."""
+    from parties.serving import STATE_FILE
+
+    return (Path(state_dir) / STATE_FILE).exists()
 
 
 @click.command("serve-replay")
@@ -135,5 +153,5 @@ def serve_replay(out_dir: Path, as_json: bool) -> None:
         for miss in report["disagree"][:10]:
             click.echo(f"  DIFFERS, id {miss['id']!r}: served arm {miss['served']}, replay "
                        f"{miss['replay']}" + (f" (scores {miss['gap']:.2g} apart)"
-                                              if "gap" in miss else " (never logged by p')"))
+                                              if "gap" in miss else " (never logged as served)"))
     sys.exit(1 if report["disagree"] else 0)

@@ -6,7 +6,8 @@ sdist on PyPI, checked against the release's sha256), builds the base image with
 the project's image on a daemon of its own that has no network of its own, then runs each
 compose file's operator steps (make_compose.operator_steps: the file's header, command for
 command) on a second daemon in a network and mount namespace of its own, where every container
-network lives. Daemons are stopped by pid; the root network namespace gets no interface, rule
+network lives, and the default experiment's `serve` profile by its recipe (serve_steps: its
+applications call the published ports from inside that namespace). Daemons are stopped by pid; the root network namespace gets no interface, rule
 or route. Images stay cached in STATE/docker between runs; everything else is removed.
 
     python scripts/container_stage.py                # every file; prints each summary
@@ -39,9 +40,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from make_compose import (EXPERIMENTS, IMAGE_USER, compose_command, data_root,  # noqa: E402
-                          keys_root, operator_steps, overrides, party_names, results_dir,
-                          service_name)
+from make_compose import (EXPERIMENTS, IMAGE_USER, SERVED, compose_command,  # noqa: E402
+                          data_root, keys_root, operator_steps, overrides, party_names,
+                          results_dir, serve_names, serve_steps, service_name, setup_steps,
+                          state_root)
 
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.results import format_summary  # noqa: E402
@@ -68,6 +70,8 @@ DAEMON_LEAVINGS = [Path("/etc/docker/key.json"), Path("/etc/docker"), Path("/run
                    Path("/run/docker"), Path("/run/containerd/s"), Path("/run/containerd")]
 #: deadlines of the stage's waits, in seconds
 DAEMON_S, STEP_S, UP_S = 90, 180, 300
+#: the serve profile: requests before its stop and after its resume (of the split's ids)
+SERVE_REQUESTS = 30
 
 
 class StageFailed(Exception):
@@ -513,6 +517,111 @@ def run_compose_file(engine: Engine, work: Path, compose_file: str, config: str,
                        timeout=STEP_S)
 
 
+def run_serve_profile(engine: Engine, work: Path, compose_file: str, config: str,
+                      steps: int) -> dict:
+    """compose_file's serve recipe, step by step (MPCBANDIT_STEPS=steps ids in the split), its
+    application's calls from inside the namespace, where the ports are published: the header's
+    curl calls for id u1, then scripts/serve_app.py for SERVE_REQUESTS - 1 more; stop (every
+    container exits 0); up again without the service's id (a later shell: each party resumes
+    its state) and SERVE_REQUESTS more; stop; serve-replay's report (--json) on the state
+    folders, which the image's user owns."""
+    repo = work / "repo"
+    for stale in (keys_root(config), data_root(config), state_root(config)):
+        shutil.rmtree(repo / stale, ignore_errors=True)
+    text = (repo / compose_file).read_text()
+    env = dict(engine.env, PYTHONPATH=str(repo), MPCBANDIT_STEPS=str(steps))
+    inside = ["nsenter", f"--net=/proc/{engine.daemon_pid()}/ns/net"]
+    python = f"{shlex.quote(sys.executable)} -m mpcbandit "
+    compose = ["docker", "compose", "-f", compose_file]
+    setup = len(setup_steps(config))
+
+    def app(first: int, count: int) -> None:
+        run([*inside, sys.executable, "scripts/serve_app.py", "--first", str(first), "--count",
+             str(count)], "serve_app.py in the namespace", cwd=repo, env=env)
+
+    def stopped(command: str) -> None:
+        run(command, f"{compose_file}: {command}", cwd=repo, env=env, timeout=UP_S)
+        exits = container_exits([*compose, "--profile", "serve"], repo, env)
+        if exits != {service: 0 for service in exits} or len(exits) != len(serve_names(config)):
+            raise StageFailed(f"{compose_file}: serve containers exited {exits}")
+
+    say(f"{compose_file}: the serve profile (MPCBANDIT_STEPS={steps})")
+    try:
+        for k, (command, per_party, why) in enumerate(serve_steps(compose_file, config)):
+            if f"#   {command}   # {why}\n" not in text:
+                raise StageFailed(f"{compose_file}'s header does not say: {command}")
+            if command.startswith("mpcbandit "):
+                command = python + command.removeprefix("mpcbandit ")
+            command = command.replace(compose_command(compose_file) + " ", shlex.join(compose) + " ")
+            if per_party:
+                names = party_names(config) if k < setup else serve_names(config)
+                run_all([command.replace("NAME", name) for name in names], repo, env)
+            elif command.startswith("export "):
+                var = command.split()[1].split("=")[0]
+                env[var] = run(f'{command} && printf %s "${var}"', command, env=env)
+            elif command.startswith("curl "):
+                def exited() -> str | None:
+                    """What the serve containers said, if any of them exited."""
+                    serving = [*compose, "--profile", "serve"]
+                    if all(code is None for code in container_exits(serving, repo, env).values()):
+                        return None
+                    return tail(run([*serving, "logs"], "docker compose logs", cwd=repo, env=env))
+                answer = curl_answer(inside, command, repo, env, exited if "/v1/health" in command
+                                     else None)
+                if "/v1/health" not in command and (answer.get("id") != "u1" or (
+                        "/v1/decisions" in command and "arm" not in answer)):
+                    raise StageFailed(f"{command}: answered {answer}")
+                if "/v1/rewards" in command:  # the applications go on with the next ids
+                    app(1, SERVE_REQUESTS - 1)
+            elif command.endswith(" stop"):
+                stopped(command)
+                up = next(c for c in serve_steps(compose_file, config) if " up -d " in c[0])[0]
+                later = {k: v for k, v in env.items() if k != "MPCBANDIT_RUN_ID"}
+                run(up.replace(compose_command(compose_file) + " ", shlex.join(compose) + " "),
+                    f"{compose_file}: up again", cwd=repo, env=later, timeout=UP_S)
+                app(SERVE_REQUESTS, SERVE_REQUESTS)
+                stopped(command)
+            elif command.startswith(python + "serve-replay "):
+                report = json.loads(run(f"{command} --json", command, cwd=repo, env=env))
+            else:
+                run(command, f"{compose_file}: {command}", cwd=repo, env=env,
+                    timeout=UP_S if " up " in command else STEP_S)
+        owners = {p: p.stat().st_uid for party in serve_names(config)
+                  for p in (repo / state_root(config) / party).rglob("*")}
+        uid = int(IMAGE_USER.split(":")[0])
+        if not owners or any(owner != uid for owner in owners.values()):
+            raise StageFailed(f"not owned by {uid}: {[str(p) for p, o in owners.items() if o != uid]}")
+        return report
+    finally:
+        subprocess.run([*compose, "--profile", "serve", "down", "--timeout", "30"], cwd=repo,
+                       env=env, capture_output=True, timeout=STEP_S)
+
+
+def curl_answer(inside: list[str], command: str, cwd: Path, env: dict, exited=None) -> dict:
+    """The JSON a header's curl call answers, run inside the namespace. Given exited (a health
+    call: what the containers said if one exited, else None), again until it says ready (the
+    parties meet in the hello as they start; a port that does not answer yet makes curl fail)."""
+    end = time.monotonic() + UP_S
+    while True:
+        try:
+            done = subprocess.run([*inside, "sh", "-c", command], cwd=cwd, env=env, text=True,
+                                  capture_output=True, stdin=subprocess.DEVNULL, timeout=STEP_S)
+            answer = json.loads(done.stdout) if done.returncode == 0 else None
+        except (subprocess.TimeoutExpired, ValueError):
+            done, answer = None, None
+        if answer is not None and (exited is None or answer.get("ready")):
+            return answer
+        shown = done and f"exit {done.returncode}: {done.stdout}{done.stderr}"
+        if exited is None:
+            raise StageFailed(f"{command}: no answer ({shown})")
+        said = exited()
+        if said is not None:
+            raise StageFailed(f"{command}: a serve container exited:\n{said}")
+        if time.monotonic() > end:
+            raise StageFailed(f"{command}: not ready within {UP_S:g} s ({shown})")
+        time.sleep(0.5)
+
+
 def run_all(commands: list[str], cwd: Path, env: dict) -> None:
     """Each command at once (each organisation on its own host); all must succeed."""
     procs = [subprocess.Popen(c, shell=True, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -556,6 +665,10 @@ def main() -> None:
             for compose_file, config in EXPERIMENTS:
                 summary = run_compose_file(engine, work, compose_file, config, args.steps)
                 print(f"{compose_file}:\n{format_summary(summary)}\n", flush=True)
+                if compose_file in SERVED:
+                    report = run_serve_profile(engine, work, compose_file, config, args.steps)
+                    print(f"{compose_file} --profile serve: {report['agree']} of "
+                          f"{report['decisions']} arms agree with serve-replay\n", flush=True)
     except StageFailed as e:
         sys.exit(f"container stage failed: {e}")
     say(f"done in {time.monotonic() - started:.0f} s")

@@ -25,17 +25,18 @@ def load_script(name: str):
     return mod
 
 
+def run_cli(*args, timeout=120, check=True) -> subprocess.CompletedProcess:
+    """Run `python -m mpcbandit ARGS` from the repo; returns the CompletedProcess."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"mpcbandit {' '.join(map(str, args))} failed "
+                             f"({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
 @pytest.fixture
 def cli(tmp_path):
-    """Run `python -m mpcbandit ARGS` from the repo; returns the CompletedProcess."""
-
-    def run(*args, timeout=120, check=True):
-        env = dict(os.environ, PYTHONPATH=str(REPO))
-        proc = subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
-                              env=env, capture_output=True, text=True, timeout=timeout)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"mpcbandit {' '.join(map(str, args))} failed "
-                                 f"({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-        return proc
-
-    return run
+    """run_cli, as a fixture."""
+    return run_cli

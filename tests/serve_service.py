@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,14 +34,17 @@ def env() -> dict:
 
 
 class Service:
-    """`mpcbandit serve hannun-synthetic --out DIR` (or --resume), as a child process."""
+    """`mpcbandit serve hannun-synthetic --out DIR` (or --resume), as a child process; another
+    protocol's service with its config, settings and parties."""
 
     def __init__(self, out: Path, *sets: str, resume: bool = False, ready: bool = True,
-                 data: Path | None = None):
+                 data: Path | None = None, config: str = "hannun-synthetic",
+                 settings: list[str] = SETTINGS, parties: list[str] = PARTIES):
         self.out = Path(out)
         self.log = self.out.parent / f"{self.out.name}-launcher.log"
-        args = (["--resume"] if resume else ["hannun-synthetic"] +
-                [a for s in (*SETTINGS, *sets) for a in ("--set", s)])
+        self.parties = parties
+        args = (["--resume"] if resume else [config] +
+                [a for s in (*settings, *sets) for a in ("--set", s)])
         args += ["--data", str(data)] if data is not None else []
         (self.out / "endpoints.json").unlink(missing_ok=True)
         with open(self.log, "ab") as f:
@@ -61,7 +66,8 @@ class Service:
         return call(self.urls[party], "GET", "/v1/health")[1]
 
     def wait_ready(self) -> None:
-        wait_for(lambda: all(self.health(p)["ready"] for p in PARTIES), "every party ready", 60)
+        wait_for(lambda: all(self.health(p)["ready"] for p in self.parties), "every party ready",
+                 60)
 
     def post(self, party: str, route: str, body: dict):
         status, answer, headers = call(self.urls[party], "POST", route, body)
@@ -101,6 +107,8 @@ class Apps:
     server (p''s) asks for arms, the shop (p'''s) posts rewards; every acknowledged request
     is remembered."""
 
+    decider, rewarder = PULLER, REWARD   # the parties that take decisions and rewards
+
     def __init__(self, svc: Service, seed: int = 0):
         self.svc, self.rng = svc, np.random.default_rng(seed)
         self.lock = threading.Lock()
@@ -120,7 +128,7 @@ class Apps:
                         self.acked["contexts"].add((h, rid))
 
     def decide(self, rid: str):
-        status, body, headers = self.svc.post(PULLER, "/v1/decisions", {"id": rid})
+        status, body, headers = self.svc.post(self.decider, "/v1/decisions", {"id": rid})
         if status == 200:
             with self.lock:
                 self.arms[rid] = body["arm"]
@@ -137,7 +145,8 @@ class Apps:
     def reward(self, rid: str, value: float | None = None):
         if value is None:
             value = float(self.arms[rid] % 2 == 0)
-        status, body, _ = self.svc.post(REWARD, "/v1/rewards", {"id": rid, "reward": value})
+        status, body, _ = self.svc.post(self.rewarder, "/v1/rewards", {"id": rid,
+                                                                      "reward": value})
         if status == 202:
             with self.lock:
                 self.acked["rewards"].add(rid)
@@ -145,15 +154,19 @@ class Apps:
 
 
 @contextmanager
-def serving(out: Path, *sets: str, seed: int = 0):
-    """A new service in out and its applications (apps.svc: the running service, replaced
-    when a test resumes it), stopped at the end whatever happened."""
-    apps = Apps(Service(out, *sets), seed)
+def running(apps):
+    """The applications of a service (apps.svc: the running service, replaced when a test
+    resumes it), stopped at the end whatever happened."""
     try:
         yield apps
     finally:
         if apps.svc.proc.poll() is None:
             apps.svc.stop()
+
+
+def serving(out: Path, *sets: str, seed: int = 0):
+    """A new service in out and its applications, stopped at the end (`running`)."""
+    return running(Apps(Service(out, *sets), seed))
 
 
 def records(out: Path, party: str, name: str = "requests.wal") -> list[dict]:
@@ -168,7 +181,107 @@ def replay(out: Path) -> dict:
     return json.loads(done.stdout)
 
 
-def applied_rewards(out: Path) -> list[str]:
-    """The reward ids p' applied, in order (its op log's update ops)."""
-    return [i for op in records(out, PULLER, "ops.wal") if op["kind"] == "update"
+def applied_rewards(out: Path, leader: str = PULLER) -> list[str]:
+    """The reward ids the leader (Hannun's p', O3M's AP) applied, in order (its op log's
+    update ops)."""
+    return [i for op in records(out, leader, "ops.wal") if op["kind"] == "update"
             for i in op["ids"]]
+
+
+def decide_in_waves(apps, ids: list[str], rng, workers: int, wave: int = 40) -> None:
+    """Post each id's contexts and ask its decision, `workers` at a time, in waves of `wave`
+    ids (every one 200); the rewards of a wave's half come during the next waves, shuffled."""
+    def one(rid):
+        apps.contexts(rid)
+        return apps.decide(rid)[0]
+
+    with ThreadPoolExecutor(workers) as pool:
+        for start in range(0, len(ids), wave):
+            chunk = ids[start:start + wave]
+            assert list(pool.map(one, chunk)) == [200] * len(chunk)
+            late = [i for i in ids[:start] if i in apps.arms and rng.random() < 0.5
+                    and i not in apps.acked["rewards"]]
+            rng.shuffle(late)
+            assert [apps.reward(i)[0] for i in late] == [202] * len(late)
+
+
+def stop_amid_decisions(apps, ids: list[str]) -> int:
+    """SIGTERM the service while the decisions of ids (their contexts posted) are in flight:
+    each is answered (200, or 503 if it came after the stop); the launcher's exit status."""
+    with ThreadPoolExecutor(8) as pool:
+        for rid in ids:
+            apps.contexts(rid)
+        answers = pool.map(apps.decide, ids)
+        code = apps.svc.stop()
+        assert {a[0] for a in answers} <= {200, 503}
+    return code
+
+
+def traffic(apps, prefix: str, stop: threading.Event, workers: int) -> None:
+    """Until stop: `workers` applications each posting an id's contexts, asking its decision
+    and posting its reward, over and over (a party killed meanwhile is retried)."""
+    def worker(w):
+        k = 0
+        while not stop.is_set():
+            rid = f"{prefix}{w}-{k}"
+            k += 1
+            try:
+                apps.contexts(rid)
+                if apps.decide(rid)[0] == 200:
+                    apps.reward(rid)
+            except OSError:   # the party it talks to was killed
+                time.sleep(0.05)
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(worker, range(workers)))
+
+
+def kill_9_and_resume(apps, victim: str, witness: str, leader: str, width: int,
+                      workers: int = 6) -> None:
+    """kill -9 of victim amid traffic: the witness reports it gone, a decision is a 503 naming
+    it (unless it is the leader); the launcher exits 1; `serve --resume`: every acknowledged id
+    is a 409 (contexts of `width` numbers), the traffic goes on, every acknowledged reward is
+    applied once (the leader's op log), and the service stops cleanly."""
+    svc, out = apps.svc, apps.svc.out
+    stop = threading.Event()
+    moving = threading.Thread(target=traffic, args=(apps, "a", stop, workers), daemon=True)
+    moving.start()
+    try:
+        wait_for(lambda: len(apps.acked["rewards"]) >= 40, "traffic under way")
+        os.kill(svc.pids()[victim], signal.SIGKILL)
+        wait_for(lambda: svc.health(witness)["peers"].get(victim) == "gone",
+                 f"{witness} reports {victim} gone", 30)
+        if victim != leader:
+            status, body, _ = apps.decide("after-the-kill")
+            assert status == 503 and victim in body["error"] and body["gone"] == [victim]
+        stop.set()
+        moving.join(60)
+        assert svc.stop() == 1   # one party did not drain: it was killed
+        svc = apps.svc = Service(out, resume=True, parties=svc.parties)
+        for rid in sorted(apps.acked["decisions"])[:5]:   # the logs remember every id
+            assert apps.decide(rid)[0] == 409
+        for party, rid in sorted(apps.acked["contexts"])[:5]:
+            assert svc.post(party, "/v1/contexts", {"id": rid, "features": [0.1] * width}
+                            )[0] == 409
+        for rid in sorted(apps.acked["rewards"])[:5]:
+            assert apps.reward(rid)[0] == 409
+        stop.clear()
+        moving = threading.Thread(target=traffic, args=(apps, "b", stop, workers), daemon=True)
+        moving.start()
+        wait_for(lambda: sum(r.startswith("b") for r in apps.acked["rewards"]) >= 20,
+                 "traffic after the resume")
+        stop.set()
+        moving.join(60)
+        try:
+            wait_for(lambda: sorted(applied_rewards(out, leader)) == sorted(apps.acked["rewards"]),
+                     "every acknowledged reward applied, once")
+        except AssertionError as e:
+            applied, acked = applied_rewards(out, leader), set(apps.acked["rewards"])
+            twice = sorted({i for i in applied if applied.count(i) > 1})
+            raise AssertionError(f"{e}: never applied {sorted(acked - set(applied))}, applied "
+                                 f"twice {twice}, applied unacknowledged "
+                                 f"{sorted(set(applied) - acked)}") from None
+        assert svc.stop() == 0
+    finally:
+        stop.set()
+        if apps.svc.proc.poll() is None:
+            apps.svc.stop()

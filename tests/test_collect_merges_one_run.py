@@ -13,7 +13,9 @@ import pytest
 from conftest import REPO
 from mpcbandit.launch import pick_base_port
 
-pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+# the quick tier (-m "not slow") leaves it out; one worker runs the module, so its module
+# fixture runs once, not once per worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("collect")]
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 SETS = ["demo.inputs=2", "demo.computing=2", "demo.length=8", "demo.iterations=3"]

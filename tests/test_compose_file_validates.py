@@ -40,27 +40,40 @@ def test_the_image_is_built_once_and_runs_as_a_non_root_user(name):
 
 @pytest.mark.parametrize("name", FILES)
 def test_every_service_runs_a_valid_party_with_only_its_own_keys(name):
-    seen, config = set(), None
+    """A party of the experiment (no profile) or of its service (profile serve: under the
+    experiment's host name, so the same roster serves both)."""
+    seen, served, config = set(), set(), None
     for service, svc in services(name).items():
         cmd = svc["command"]
         if cmd[0] == "collect":
             assert svc["profiles"] == ["collect"]
             assert all("/keys" not in v for v in svc["volumes"])  # collect holds no secret
             continue
-        assert cmd[0] == "party"
+        assert cmd[0] in ("party", "serve") and (cmd[0] == "serve") == ("profiles" in svc)
         config, role, index = cmd[1], cmd[cmd.index("--role") + 1], int(cmd[cmd.index("--index") + 1])
         sets = tuple(cmd[i + 1] for i, c in enumerate(cmd) if c == "--set")
-        cfg = _load(REPO / config, sets, None, None, int(cmd[cmd.index("--steps") + 1]))  # as `check`
+        steps = int(cmd[cmd.index("--steps") + 1]) if "--steps" in cmd else None
+        cfg = _load(REPO / config, sets, None, None, steps)  # as `check`
         party = cfg.party(role, index)
-        assert party.address.startswith(f"tcp://{service}:"), (service, party.address)
+        if cmd[0] == "serve":
+            assert svc["profiles"] == ["serve"] and service == f"serve-{role}-{index}"
+            host = svc["hostname"]
+            assert svc["networks"] == {"mpcbandit": {"aliases": [host]}}
+            assert party.address.startswith(f"tcp://{host}:"), (service, party.address)
+            served.add(party.name)
+        else:
+            assert party.address.startswith(f"tcp://{service}:"), (service, party.address)
         assert cfg.network.bind == "any" and cfg.run.security == "curve"
         keys = [v for v in svc["volumes"] if ":/keys" in v]
         assert keys == [f"./{'keys' if name.startswith('deploy/') else 'deploy/keys'}/"
                         f"{Path(config).stem}/{party.name}:/keys:ro"], keys
-        assert cmd[cmd.index("--result") + 1] == f"/results/{party.name}.json"
+        if cmd[0] == "party":
+            assert cmd[cmd.index("--result") + 1] == f"/results/{party.name}.json"
+            seen.add(party.name)
         assert all(v.startswith(("./", "../", "${")) for v in svc["volumes"])  # paths, not volume names
-        seen.add(party.name)
     assert seen == {p.name for p in load_config(REPO / config).parties()}, "a party has no service"
+    assert served == (set(make_compose.serve_names(config)) if name in make_compose.SERVED
+                      else set()), "a party of the service has no serve service"
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -84,6 +97,8 @@ def test_mpcbandit_steps_sets_the_step_count_of_every_service(name):
         counts = set()
         for svc in services(name, env).values():
             cmd = svc["command"]
+            if cmd[0] == "serve":  # a service has no step count
+                continue
             sets = tuple(cmd[i + 1] for i, c in enumerate(cmd) if c == "--set")
             cfg = _load(REPO / cmd[1], sets, None, None, int(cmd[cmd.index("--steps") + 1]))
             counts.add(make_compose.own_steps(cfg))
@@ -117,3 +132,55 @@ def test_each_service_mounts_only_its_own_data_folder(name, tmp_path):
             assert cmd[cmd.index("--data") + 1] == "/data"
         else:
             assert mounted == [] and "--data" not in cmd, service
+
+
+def _serve_services() -> dict:
+    return {s: svc for s, svc in services("docker-compose.yml").items()
+            if svc["command"][0] == "serve"}
+
+
+def test_the_serve_profile_publishes_each_api_on_the_hosts_loopback_behind_its_token():
+    """Inside its container a party's API binds beyond loopback (the published port reaches it
+    there), which needs a bearer token: the organisation's, beside its key (read-only); on the
+    host only 127.0.0.1 reaches it. A later `docker compose stop` then `up` needs no other
+    command: the party resumes what its own state folder holds."""
+    ports = set()
+    for service, svc in _serve_services().items():
+        cmd = svc["command"]
+        sets = tuple(cmd[i + 1] for i, c in enumerate(cmd) if c == "--set")
+        cfg = _load(REPO / cmd[1], sets, None, None, None)
+        party = f"{cmd[cmd.index('--role') + 1]}.{cmd[cmd.index('--index') + 1]}"
+        port = cfg.serve.port
+        assert svc["ports"] == [f"127.0.0.1:{port}:{port}"] and port not in ports
+        ports.add(port)
+        assert cfg.serve.bind == "0.0.0.0" and cfg.serve.token_file == "/keys/api.token"
+        assert f"./deploy/keys/hannun-synthetic/{party}:/keys:ro" in svc["volumes"]
+        state = f"./runs/compose/hannun-synthetic-serve/{party}:/state"
+        assert state in svc["volumes"] and cmd[cmd.index("--state") + 1] == "/state"
+        assert "--start-or-resume" in cmd and "--resume" not in cmd
+        assert cmd[cmd.index("--run-id") + 1] == ""  # $MPCBANDIT_RUN_ID, needed by a new service
+        run_id = services("docker-compose.yml", {"MPCBANDIT_RUN_ID": "r1"})[service]["command"]
+        assert run_id[run_id.index("--run-id") + 1] == "r1"
+        assert svc["stop_grace_period"] == "30s"  # the drain's deadline (docs/serve.md) fits
+        assert cfg.serve.decision_timeout_s + 10 < 30
+
+
+def test_the_serve_recipe_starts_calls_and_replays_the_services_of_the_file():
+    """The header's serve recipe names every serve service in its `up` (with --profile serve
+    alone compose would start the experiment's parties too) and calls each party on its own
+    published port with its own token."""
+    steps = [c for c, _, _ in make_compose.serve_steps("docker-compose.yml",
+                                                       "configs/hannun-synthetic.toml")]
+    header = (REPO / "docker-compose.yml").read_text().split("\nname:")[0]
+    setup = len(make_compose.setup_steps("configs/hannun-synthetic.toml"))
+    assert all(f"#   {c}   # " in header for c in steps)
+    up = next(c for c in steps if " up -d " in c)
+    assert up.split(" up -d ")[1].split() == list(_serve_services())
+    calls = [c for c in steps if c.startswith("curl ")]
+    for c in calls:
+        party = re.search(r"hannun-synthetic/([\w.]+)/api\.token", c)[1]
+        port = make_compose.serve_ports("configs/hannun-synthetic.toml")[party]
+        assert f"http://127.0.0.1:{port}/v1/" in c
+    assert steps[:setup] == [c for c, _, _ in make_compose.operator_steps(
+        "docker-compose.yml", "configs/hannun-synthetic.toml")[:setup]]
+    assert steps[-1] == "mpcbandit serve-replay runs/compose/hannun-synthetic-serve"

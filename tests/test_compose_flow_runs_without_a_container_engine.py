@@ -11,17 +11,23 @@ Where namespaces are refused, the loopback variant runs the same flow with `netw
 tests/test_compose_up_in_containers.py runs the files in real containers."""
 
 import json
+import re
+import secrets
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from compose_files import ENV, assert_equals_plaintext, services
-from conftest import REPO
+from compose_files import ENV, assert_equals_plaintext, make_compose, services
+from conftest import REPO, load_script
+from mpcbandit.files import write_private
 from mpcbandit.launch import pick_base_port
 from netns import Hosts, NamespaceUnavailable
+
+serve_app = load_script("serve_app")
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
@@ -45,13 +51,15 @@ def finish(proc, timeout=300):
 
 
 def translate(args, mounts):
-    """A service's command with each container path replaced by its host folder."""
+    """A service's command with each container path replaced by its host folder (also a
+    quoted one in a --set value: `run.keys_dir="/keys"`, `serve.token_file="/keys/api.token"`)."""
     out = []
     for arg in args:
         for inside, outside in mounts.items():
             if arg == inside or arg.startswith(inside + "/"):
                 arg = str(outside) + arg[len(inside):]
-            arg = arg.replace(f'"{inside}"', json.dumps(str(outside)))
+            arg = re.sub(f'"{re.escape(inside)}(/[^"]*)?"',
+                         lambda m: json.dumps(str(outside) + (m[1] or "")), arg)
         out.append(arg)
     return out
 
@@ -63,9 +71,11 @@ def sets_of(cmd):
 class Deployment:
     """The compose file's services as folders on this machine, each with only its mounts."""
 
-    def __init__(self, compose_file, root: Path):
-        self.services = services(compose_file, {"MPCBANDIT_STEPS": str(STEPS)})
-        self.collect = self.services.pop("collect")
+    def __init__(self, compose_file, root: Path, profile=None, env=None):
+        """The services of profile (None: those of no profile, and collect)."""
+        found = services(compose_file, {"MPCBANDIT_STEPS": str(STEPS), **(env or {})})
+        self.collect = found.pop("collect")
+        self.services = {n: s for n, s in found.items() if s.get("profiles", [None]) == [profile]}
         self.root = root
         self.mounts = {}
         for k, (name, svc) in enumerate(self.services.items()):
@@ -78,22 +88,24 @@ class Deployment:
                 mounts[inside].mkdir(parents=True, mode=0o700)
             self.mounts[name] = mounts
         self.config = next(iter(self.services.values()))["command"][1]
+        self.file = compose_file
 
     def party(self, name):
         cmd = self.services[name]["command"]
         return cmd[cmd.index("--role") + 1] + "." + cmd[cmd.index("--index") + 1]
 
     def make_keys(self, extra):
-        """Each organisation its key; the roster from the cards, copied into every keys folder."""
-        cards = []
-        for name, svc in self.services.items():
-            keys = self.mounts[name]["/keys"]
-            code, out = finish(mpcbandit("keys", self.config, "--party", self.party(name), "--out",
-                                         keys, *sets_of(svc["command"]), *extra))
+        """Each organisation its key (a party with no service here too: the roster holds every
+        party of the config); the roster from the cards, copied into every keys folder."""
+        cards, any_cmd = [], next(iter(self.services.values()))["command"]
+        folders = {self.party(name): self.mounts[name]["/keys"] for name in self.services}
+        for party in make_compose.party_names(self.config):
+            keys = folders.get(party, self.root / "no-service" / party)
+            code, out = finish(mpcbandit("keys", self.config, "--party", party, "--out", keys,
+                                         *sets_of(any_cmd), *extra))
             assert code == 0, out
-            cards.append(keys / f"{self.party(name)}.card.json")
+            cards.append(keys / f"{party}.card.json")
         roster = self.root / "roster.json"
-        any_cmd = next(iter(self.services.values()))["command"]
         code, out = finish(mpcbandit("roster", self.config, *cards, "--out", roster,
                                      *sets_of(any_cmd), *extra))
         assert code == 0, out
@@ -172,3 +184,82 @@ def test_compose_flow_on_loopback(which, tmp_path):
     dep.up(extra)
     summary, run_dir = dep.collect_results(extra)
     assert_equals_plaintext(summary, dep.config, STEPS, tmp_path, data=data, run_dir=run_dir)
+
+
+class Service(Deployment):
+    """The serve profile's services as folders on this machine: each party's API on a free
+    port of this host's loopback (the file publishes its port there), keys, data and state."""
+
+    def __init__(self, root: Path):
+        super().__init__(FILES["default"], root, profile="serve")
+        parties = make_compose.party_names(self.config)
+        base = pick_base_port("127.0.0.1", len(parties) + len(self.services))
+        table = ", ".join(f'"{p}" = "tcp://127.0.0.1:{base + k}"' for k, p in enumerate(parties))
+        self.extra = ["--set", f"network.addresses={{{table}}}"]
+        self.ports = {self.party(n): base + len(parties) + k for k, n in enumerate(self.services)}
+        self.tokens = {}
+        for name in self.services:  # each organisation its token, as the header says
+            self.tokens[self.party(name)] = secrets.token_hex(32)
+            write_private(self.mounts[name]["/keys"] / "api.token", self.tokens[self.party(name)])
+
+    def start(self, env: dict) -> dict:
+        """Every service's command, its ${VARS} from env: party -> its process."""
+        found = services(self.file, env)
+        return {self.party(name): mpcbandit(*translate(found[name]["command"], self.mounts[name]),
+                                            *self.extra, "--set", f"serve.port={self.ports[self.party(name)]}")
+                for name in self.services}
+
+    def stop(self, procs: dict) -> None:
+        """SIGTERM to every party (`docker compose stop`): each drains and exits 0."""
+        for proc in procs.values():
+            proc.send_signal(signal.SIGTERM)
+        outs = {party: finish(proc, timeout=60) for party, proc in procs.items()}
+        assert all(code == 0 for code, _ in outs.values()), {p: o[-1500:] for p, (_, o) in outs.items()}
+
+    def gathered(self, split: Path) -> Path:
+        """Every party's state folder in one, with the service's record the header writes
+        (its data folder: the split's), as serve-replay reads them."""
+        folder = self.root / "gathered"
+        for name in self.services:
+            shutil.copytree(self.mounts[name]["/state"], folder / self.party(name))
+        echo = next(c for c, _, _ in make_compose.serve_steps(self.file, self.config)
+                    if c.startswith("echo "))
+        record = json.loads(echo.split("'")[1])
+        assert record["data"] == make_compose.data_root(self.config)
+        write_private(folder / "run.json", json.dumps({**record, "data": str(split)}))
+        return folder
+
+
+def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_path):
+    """The serve profile: every party `mpcbandit serve` with its own keys, data and state;
+    applications ask p' for decisions (the holders look each id's slice up in their folders)
+    and post the world's rewards to p''; SIGTERM (`docker compose --profile serve stop`):
+    each exits 0; started again by the same commands without the service's id (a later `up`),
+    each resumes from its state; serve-replay of the state folders agrees on every arm."""
+    svc = Service(tmp_path)
+    assert sorted(svc.ports) == sorted(make_compose.serve_names(svc.config))
+    svc.make_keys(svc.extra)
+    split = svc.make_data()
+    urls = {party: f"http://127.0.0.1:{port}" for party, port in svc.ports.items()}
+    world = serve_app.world_rewards(split / "environment.0" / "rewards.csv")
+    ids = list(world)[:60]
+    served = {}
+    for env in ({"MPCBANDIT_RUN_ID": secrets.token_hex(16)}, {}):  # up; stop; up again
+        procs = svc.start(env)
+        try:
+            serve_app.wait_ready(urls, svc.tokens, exited=lambda: ", ".join(
+                f"{party} exited {proc.returncode}" for party, proc in procs.items()
+                if proc.poll() is not None))
+            served.update(serve_app.serve_requests(urls, svc.tokens, world, ids[:30]))
+        finally:
+            svc.stop(procs)
+        ids = ids[30:]
+    done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", svc.gathered(split),
+                           "--json"], cwd=REPO, env=ENV, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["decisions"] == report["agree"] == len(served) == 60, report
+    # a reward acknowledged just before a stop is applied after the next start: every one of
+    # the first run's is by the end of the second (its first update follows its first decision)
+    assert 30 <= report["rewards"] <= 60, report

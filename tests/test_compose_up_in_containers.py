@@ -77,3 +77,18 @@ def test_demo_up_finishes_in_seconds_while_dns_answers_nothing(engine, tmp_path)
     finally:
         daemon.answer_dns()
     assert_equals_plaintext(summary, "configs/demo-sum.toml", 1, tmp_path)
+
+
+def test_docker_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(engine):
+    """The default experiment's serve profile in containers, by its header: every party `serve`
+    with its own keys, data and state; an application calls each party on its port published
+    on the namespace's loopback with its token (the header's curl calls, then many more); `stop`
+    (SIGTERM: each container exits 0), `up -d` again (each resumes its state), more calls,
+    `stop`; serve-replay of the state folders agrees on every arm."""
+    compose_file, config = stage.EXPERIMENTS[0]
+    report = stage.run_serve_profile(*engine, compose_file, config, STEPS)
+    assert report["decisions"] == report["agree"] == 2 * stage.SERVE_REQUESTS, report
+    # a reward acknowledged just before a stop is applied after the next start: every one of
+    # the first run's is by the end of the second
+    assert stage.SERVE_REQUESTS <= report["rewards"] <= report["decisions"], report
+    assert report["disagree"] == [] == report["near_ties"]

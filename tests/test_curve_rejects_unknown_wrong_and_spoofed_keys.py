@@ -19,6 +19,9 @@ from mpcbandit.net.security import (CurveSetup, SecurityError, check_refuses_unk
                                     load_curve, write_keys)
 from mpcbandit.net.zmq_link import ZmqLink
 
+# one worker runs the module, so its module fixture runs once
+pytestmark = pytest.mark.xdist_group("curve-plain-pair")
+
 
 @dataclass
 class P:

@@ -8,7 +8,9 @@ import pytest
 
 from mpcbandit.data.criteo import CriteoReplay, load_criteo, scan_criteo
 
-pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+# the quick tier (-m "not slow") leaves it out; one worker runs the module, so its module
+# fixture runs once, not once per worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("criteo-log")]
 
 ROWS, ARMS, CHUNK = 20_000, 10, 500
 

@@ -24,7 +24,9 @@ from mpcbandit.experiments.frontier_mechanisms import MECHANISMS, samba_contextu
 from mpcbandit.launch import run_local
 from mpcbandit.shipped_configs import SHIPPED
 
-pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+# the quick tier (-m "not slow") leaves it out; one worker runs the module, so its module
+# fixture runs once, not once per worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("frontier")]
 
 TINY = """
 [task]

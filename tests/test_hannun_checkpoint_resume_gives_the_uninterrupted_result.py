@@ -8,9 +8,12 @@ import json
 import pytest
 
 import partyprocs
+from conftest import run_cli
 from hannun_inproc import assert_matches_replay
 
-pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
+# the quick tier (-m "not slow") leaves it out; one worker runs the module, so the uninterrupted
+# run both seeded cases compare with runs once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hannun-resume")]
 
 EVERY = 25
 STEPS = 600  # three exploration / reward blocks of 256: the resume point falls inside one
@@ -27,11 +30,17 @@ def settings(exploration):
             "--set", f'hannun.exploration="{exploration}"']
 
 
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """The uninterrupted seeded run's summary."""
+    out = tmp_path_factory.mktemp("whole") / "run"
+    run_cli("run", "configs/hannun-synthetic.toml", "--out", out, *settings("seeded"))
+    return json.loads((out / "summary.json").read_text())
+
+
 @pytest.mark.parametrize("victim", ["feature_holder.1", "dealer.0"])
-def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim):
+def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim, whole):
     resumed = kill_and_resume(cli, tmp_path, victim, "seeded")
-    cli("run", "configs/hannun-synthetic.toml", "--out", tmp_path / "whole", *settings("seeded"))
-    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
     assert resumed["series"] == whole["series"]
     for key in ("cumulative_reward", "cumulative_regret"):
         assert resumed[key] == whole[key], key

@@ -16,6 +16,9 @@ from mpcbandit.experiments import o3m_leakage
 PARTITION = [12, 3, 6, 9, 9]  # the AP holds 4 user features; the passive ones 1, 2, 3 and 3
 ARMS, ROUNDS = 6, 40
 
+# one worker runs the module, so its module fixture runs once
+pytestmark = pytest.mark.xdist_group("o3m-leakage-attack")
+
 
 def _criteo_shaped_log(path, rows=240, items=12, seed=3):
     """A Kaggle-layout CSV: random numeric user columns, rows showing one of `items` items."""

@@ -84,3 +84,20 @@ def test_an_empty_folder_of_another_user_is_refused(tmp_path):
 def test_a_missing_folder_is_made_private(tmp_path):
     out = claim_run_folder(tmp_path / "a" / "b")
     assert mode(out) == 0o700 and mode(out.parent) == 0o700
+
+
+def test_an_existing_folder_is_claimed_where_its_parent_is_not_writable(tmp_path, monkeypatch):
+    """A container's state folder is a mount point (`/state`, in `/`, which its user may not
+    write): an empty folder of the user's is used as it is, its parent never written."""
+    parent = tmp_path / "root"
+    state = parent / "state"
+    state.mkdir(parents=True, mode=0o700)
+    real_access = os.access
+    # root may write anywhere, so the parent's refusal is what access() says of it for the
+    # container's user
+    monkeypatch.setattr("mpcbandit.files.os.access",
+                        lambda p, mode: Path(p) != parent and real_access(p, mode))
+    assert claim_run_folder(state) == state
+    assert sorted(os.listdir(parent)) == ["state"]
+    with pytest.raises(OutputError, match="folder not writable"):  # a folder to make: refused
+        claim_run_folder(parent / "new")

@@ -38,16 +38,20 @@ def test_a_folder_holding_a_service_is_not_started_afresh(tmp_path):
     assert "holds the state of a service" in err and "--resume" in err
 
 
-def test_resume_needs_the_partys_own_folder_and_run_id(tmp_path):
-    assert "holds no service to resume" in _serve(tmp_path, "--state", str(tmp_path / "s"),
-                                                  "--resume")
+@pytest.mark.parametrize("resume", ["--resume", "--start-or-resume"])
+def test_resume_needs_the_partys_own_folder_and_run_id(tmp_path, resume):
+    """--start-or-resume (a container's one command for every start: docker-compose.yml's
+    serve profile) resumes a folder that holds a service as --resume does."""
+    if resume == "--resume":  # the other starts a new service there
+        assert "holds no service to resume" in _serve(tmp_path, "--state", str(tmp_path / "s"),
+                                                      "--resume")
     write_private(tmp_path / "s" / "run.json", json.dumps({"party": "dealer.0",
                                                            "run_id": "abc"}))
-    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--resume")
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), resume)
     assert "is the state of dealer.0, not of feature_holder.0" in err
     write_private(tmp_path / "s" / "run.json", json.dumps({"party": "feature_holder.0",
                                                            "run_id": "abc"}))
-    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--resume", "--run-id", "xyz")
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), resume, "--run-id", "xyz")
     assert "--run-id xyz differs from the service's abc" in err
 
 
@@ -75,3 +79,15 @@ def test_resume_of_a_batch_runs_folder_is_refused(tmp_path):
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0 and "is a batch run's, not a service's" in done.stderr
+
+
+def test_start_or_resume_starts_a_service_only_with_a_run_id(tmp_path):
+    """A container's one command for every start (docker-compose.yml's serve profile): an
+    empty state folder is a new service, which needs its id."""
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--start-or-resume", "--run-id", "")
+    assert "a new service needs --run-id" in err
+
+
+def test_start_or_resume_is_not_given_with_resume(tmp_path):
+    assert "--resume or --start-or-resume" in _serve(tmp_path, "--state", str(tmp_path / "s"),
+                                                     "--start-or-resume", "--resume")

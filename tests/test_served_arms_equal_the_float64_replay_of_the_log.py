@@ -3,12 +3,11 @@ shuffled or never; every arm it served equals the float64 replay of its own log
 (`mpcbandit serve-replay`), 100 %; SIGTERM answers the decisions in flight and exits 0."""
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from serve_service import (ARMS, HOLDERS, PULLER, Apps, Service, applied_rewards, records,
-                           replay)
+from serve_service import (ARMS, HOLDERS, PULLER, Apps, Service, applied_rewards,
+                           decide_in_waves, records, replay, stop_amid_decisions)
 from serve_support import wait_for
 
 
@@ -17,20 +16,8 @@ def test_batched_decisions_and_late_shuffled_missing_rewards_equal_the_replay(tm
     apps = Apps(svc)
     rng = np.random.default_rng(1)
     ids = [f"u{k}" for k in range(160)]
-
-    def one(rid):
-        apps.contexts(rid)
-        return apps.decide(rid)[0]
-
     try:
-        with ThreadPoolExecutor(24) as pool:
-            for wave in range(4):   # rewards of a wave come during the next, shuffled
-                chunk = ids[40 * wave:40 * (wave + 1)]
-                assert list(pool.map(one, chunk)) == [200] * len(chunk)
-                late = [i for i in ids[:40 * wave] if i in apps.arms and rng.random() < 0.5
-                        and i not in apps.acked["rewards"]]
-                rng.shuffle(late)
-                assert [apps.reward(i)[0] for i in late] == [202] * len(late)
+        decide_in_waves(apps, ids, rng, workers=24)
         unrewarded = [i for i in ids if i not in apps.acked["rewards"]][:20]  # never rewarded
         rest = [i for i in ids if i not in apps.acked["rewards"] and i not in unrewarded]
         assert [apps.reward(i)[0] for i in rest] == [202] * len(rest)
@@ -41,13 +28,7 @@ def test_batched_decisions_and_late_shuffled_missing_rewards_equal_the_replay(tm
         runs = svc.metric(HOLDERS[0], 'mpcbandit_op_runs_total{op="decide"}')
         assert runs >= 4 and rounds == runs * (11 + math.ceil(math.log2(ARMS - 1)))
         # decisions still in flight when SIGTERM comes are answered, then every party drains
-        with ThreadPoolExecutor(8) as pool:
-            tail = [f"t{k}" for k in range(16)]
-            for rid in tail:
-                apps.contexts(rid)
-            answers = pool.map(apps.decide, tail)
-            code = svc.stop()
-            assert {a[0] for a in answers} <= {200, 503}
+        code = stop_amid_decisions(apps, [f"t{k}" for k in range(16)])
     finally:
         if svc.proc.poll() is None:
             svc.stop()

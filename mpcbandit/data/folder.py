@@ -25,7 +25,7 @@ from mpcbandit.data import open_data_file
 from mpcbandit.data.tables import Block, TableFile, find_table
 from mpcbandit.errors import DataError
 
-__all__ = ["IDS_FILE", "BUILTIN", "IdList", "NoData", "StepTable", "read_id_list",
+__all__ = ["IDS_FILE", "BUILTIN", "IdList", "NoData", "StepTable", "RowsById", "read_id_list",
            "party_folder", "no_data", "load_steps"]
 
 IDS_FILE = "ids.csv"
@@ -91,6 +91,21 @@ class NoData:
     """The source of a role that reads no data: only what it declares in the hello."""
 
     agreement: dict
+
+
+class RowsById:
+    """A party's table held in memory, its rows looked up by request id (`mpcbandit serve
+    --data`: a request's features that its application did not post)."""
+
+    def __init__(self, rows: np.ndarray, ids: list[str], agreement: dict):
+        self.rows = np.asarray(rows, dtype=np.float64)
+        self.position = {rid: t for t, rid in enumerate(ids)}
+        self.agreement = agreement
+
+    def features_of(self, rid: str) -> np.ndarray | None:
+        """The row of request rid, or None if the folder does not hold it."""
+        t = self.position.get(rid)
+        return None if t is None else self.rows[t]
 
 
 def no_data(folder: Path | None, party: str) -> NoData:

@@ -24,7 +24,7 @@ import numpy as np
 
 from mpcbandit.config import Config
 from mpcbandit.data import BanditData
-from mpcbandit.data.folder import BUILTIN, load_steps, read_id_list
+from mpcbandit.data.folder import BUILTIN, RowsById, load_steps, read_id_list
 from mpcbandit.data.split import party_dir, step_ids, write_ids, write_table
 from mpcbandit.data.tables import Block, TableFile
 from mpcbandit.data.tasks import make_task, preload
@@ -183,26 +183,12 @@ def features(cfg: Config, index: int, folder: Path | None, party: str):
     return _TaskFeatures(cfg, index, party) if folder is None else _FolderFeatures(cfg, index, folder, party)
 
 
-class _LookupFeatures:
-    """Holder i's slices by request id, from its folder (`mpcbandit serve`): every row of its
-    table, held in memory, the norm rule applied as for a run."""
-
-    def __init__(self, cfg: Config, index: int, folder: Path, party: str):
-        table = _FolderFeatures(cfg, index, folder, party, steps=read_id_list(folder, party).rows)
-        ids = table.ids
-        self.rows = np.array([table.features(t) for t in range(ids.rows)], dtype=np.float64)
-        self.position = {rid: t for t, rid in enumerate(ids.ids)}
-        self.agreement = table.agreement
-
-    def features_of(self, rid: str) -> np.ndarray | None:
-        """The slice of request rid, or None if the folder does not hold it."""
-        t = self.position.get(rid)
-        return None if t is None else self.rows[t]
-
-
-def lookup(cfg: Config, index: int, folder: Path, party: str) -> _LookupFeatures:
-    """Feature holder index's slices looked up by id in its own folder (a service)."""
-    return _LookupFeatures(cfg, index, folder, party)
+def lookup(cfg: Config, index: int, folder: Path, party: str) -> RowsById:
+    """Feature holder index's slices looked up by id in its own folder (a service): every row
+    of its table, held in memory, the norm rule applied as for a run."""
+    table = _FolderFeatures(cfg, index, folder, party, steps=read_id_list(folder, party).rows)
+    ids = table.ids
+    return RowsById([table.features(t) for t in range(ids.rows)], ids.ids, table.agreement)
 
 
 def feedback(cfg: Config, folder: Path | None, party: str):

@@ -22,7 +22,7 @@ from mpcbandit.config import Config
 from mpcbandit.crypto.orthogonal_mask import block_offsets
 from mpcbandit.data import criteo
 from mpcbandit.data.common_task import COMMON, section_task
-from mpcbandit.data.folder import BUILTIN, load_steps, read_id_list
+from mpcbandit.data.folder import BUILTIN, RowsById, load_steps, read_id_list
 from mpcbandit.data.linear_task import USERS, LinearTask
 from mpcbandit.data.mnist_task import MnistTask
 from mpcbandit.data.split import party_dir, step_ids, write_ids, write_table
@@ -30,8 +30,8 @@ from mpcbandit.data.tables import Block, TableFile, present
 from mpcbandit.data.vertical_synthetic import SyntheticEnvironment, SyntheticParticipant
 from mpcbandit.errors import ConfigError, DataError
 
-__all__ = ["participant_stream", "environment", "features", "feedback", "folder_environment",
-           "split"]
+__all__ = ["participant_stream", "environment", "features", "lookup", "feedback",
+           "folder_environment", "split"]
 
 
 class _CriteoParticipant:
@@ -140,12 +140,13 @@ class _Declared:
 class _FolderParticipant:
     """Participant p's K x d_p features of every step from its own table."""
 
-    def __init__(self, cfg: Config, p: int, folder: Path, party: str):
+    def __init__(self, cfg: Config, p: int, folder: Path, party: str,
+                 steps: int | None = None):
         s = cfg.section
         self.shape = (s.arms, s.partition[p])
-        ids = read_id_list(folder, party)
+        ids = self.ids = read_id_list(folder, party)
         self.table = load_steps(folder, "features", party, columns=(s.arms * s.partition[p],),
-                                steps=s.iterations, ids=ids,
+                                steps=s.iterations if steps is None else steps, ids=ids,
                                 what=f"o3m.arms = {s.arms} arms x its o3m.partition[{p}] = "
                                      f"{s.partition[p]} features, arm by arm")
         self.agreement = ids.agreement()
@@ -193,6 +194,14 @@ def features(cfg: Config, p: int, folder: Path | None, party: str):
     if folder is None:
         return _Declared(participant_stream(cfg, p))
     return _FolderParticipant(cfg, p, folder, party)
+
+
+def lookup(cfg: Config, p: int, folder: Path, party: str) -> RowsById:
+    """Participant p's K x d_p features (a row, arm by arm) looked up by id in its own folder
+    (a service): every row of its table, held in memory."""
+    table = _FolderParticipant(cfg, p, folder, party, steps=read_id_list(folder, party).rows)
+    return RowsById([table.table.row(t) for t in range(table.ids.rows)], table.ids.ids,
+                    table.agreement)
 
 
 def feedback(cfg: Config, folder: Path | None, party: str):

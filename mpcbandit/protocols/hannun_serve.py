@@ -32,8 +32,8 @@ from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, opened_arms, share
 from mpcbandit.protocols.hannun_serve_holder import DEALER_LABEL, HAVE, run_holder
 from mpcbandit.protocols.hannun_serve_replay import replay_service
 from mpcbandit.protocols.hannun_stream import ExplorationPusher
-from mpcbandit.protocols.serve_loop import (OPS, POLL_S, UP, Follower, OpLog, ServeContext,
-                                            agree_resume, durable, tick_s)
+from mpcbandit.protocols.serve_leader import Leader
+from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, Follower, ServeContext, durable
 from mpcbandit.serve.service import ServiceRole
 
 __all__ = ["SERVE", "roles", "peers", "service_role", "source", "run_role"]
@@ -77,64 +77,29 @@ def source(cfg: Config, role: str, index: int, folder):
     return no_data(folder, name)
 
 
-class _Puller:
+class _Puller(Leader):
     """p': orders every op of the service and learns the arms."""
 
     def __init__(self, ctx: ServeContext):
-        s, self.ctx, self.chan, self.port = ctx.section, ctx, ctx.chan, ctx.port
-        self.s, self.serve = s, ctx.config.serve
-        self.holders = holders(s)
-        self.followers = self.holders + [P2]
+        s = ctx.section
+        self.s, self.holders = s, holders(s)
+        followers = self.holders + [P2]
+        super().__init__(ctx, followers, followers + [DEALER0])
         self.eng = Engine(ctx.chan, self.holders, dealer=None)
-        self.oplog = OpLog(ctx.state.oplog_path)
-        self.logged = {r["id"]: r["arm"] for r in self.port.records if r.get("kind") == "decision"}
-        self.ready: dict[str, None] = {}      # rewards p'' reported, in its order
-        self.closing: dict[str, None] = {}
-        self.leaving: str | None = None
-        self.acks: set[tuple[str, int]] = set()
-        start = agree_resume(ctx, self.followers, self.oplog.n)
+        start = self.agree()
         saved = ctx.state.load(start) if start else {"t": 0, "arms": {}}
         self.t, self.arms = saved["t"], dict(saved["arms"])
-        self.last_checkpoint, self.replaying = start, True
-        for op in self.oplog.ops[start:]:
-            {"decide": self.decide, "update": self.update, "drop": self.drop}[op["kind"]](
-                op["ids"], op["n"])
-        self.replaying, self.logged = False, {}
-        for f in self.followers:
-            self.chan.send(OPS, f, {"kind": "live"})
-        self.port.report(ready=True, step=self.oplog.n, reason="")
-        log.info("serving from op %d (%d replayed), %d decisions awaiting their reward",
-                 self.oplog.n, self.oplog.n - start, len(self.arms))
+        self.replay(start, lambda: len(self.arms))
 
     # ------------------------------------------------------------ what p' hears
-    def on_up(self, peer: str, msg) -> None:
-        if not isinstance(msg, dict):
-            raise ProtocolError(peer, UP, f"expected a dict, got {str(msg)[:60]}")
+    def hear(self, peer: str, msg: dict) -> None:
+        """p'' reports which ids have a reward, which decisions were closed."""
         for key, into in (("ready", self.ready), ("closed", self.closing)):
             for rid in msg.get(key, ()):
                 if rid in self.arms:   # a notice repeated at a resume is applied once
                     into[rid] = None
-        if "leave" in msg and self.leaving is None:
-            self.leaving = peer
-            log.info("%s leaves (%s): finishing the open batches, then stopping", peer,
-                     msg["leave"])
-        if "saved" in msg:
-            self.acks.add((peer, msg["saved"]))
-
-    def read_up(self) -> None:
-        while (got := self.chan.poll(UP, self.followers + [DEALER0], 0.0)) is not None:
-            self.on_up(*got)
 
     # ------------------------------------------------------------ ops
-    def _op_done(self, n: int, kind: str, count: int, before, t0: float) -> None:
-        cost = self.chan.stats.total() - before
-        self.port.report(step=n)
-        self.port.report_op(kind, cost.rounds, cost.bytes_sent)
-        log.info("op %d %s: %d id(s), %d round(s), %.1f ms", n, kind, count, cost.rounds,
-                 1e3 * (time.perf_counter() - t0))
-        if not self.replaying and n % self.serve.checkpoint_every == 0:
-            self.checkpoint(n)
-
     def prepare(self, batch) -> None:
         """A batch of tickets: the ids every holder has are decided, the rest refused."""
         tickets, timeout = batch.items, self.serve.decision_timeout_s
@@ -153,12 +118,10 @@ class _Puller:
         complete = []
         for k, ticket in enumerate(tickets):
             missing = [h for h in self.holders if not flags[h][k]]
-            if not missing:
+            if missing:
+                self.refuse(ticket, missing, "slice")
+            else:
                 complete.append(ticket)
-                continue
-            self.ctx.backend.note_refused(ticket.id, missing)
-            ticket.refuse(f"the slice of {', '.join(missing)} did not arrive within "
-                          f"serve.decision_timeout_s = {timeout:g} s", missing)
         if complete:
             self.decide([t.id for t in complete], self.oplog.n + 1, complete)
         if len(complete) < len(tickets):
@@ -179,17 +142,10 @@ class _Puller:
         if fut is not None:
             durable(fut)
         self.t += len(ids)
-        for k, (rid, arm) in enumerate(zip(ids, arms)):
-            self.arms[rid] = arm
-            if tickets is not None:
-                tickets[k].decide(arm, n)
-            elif rid not in self.logged:  # decided before a crash, never answered: logged now
-                self.port.record_decision(rid, arm, n)
-            elif self.logged[rid] != arm:
-                raise DataError(f"op {n} replayed: id {rid!r} got arm {arm}, the log of "
-                                f"{self.ctx.name} says {self.logged[rid]}: the replay differs")
+        self.arms.update(zip(ids, arms))
+        self.settle_decisions(ids, arms, n, tickets)
         self.chan.send(OPS, P2, {"n": n, "kind": "decide", "ids": ids})
-        self._op_done(n, "decide", len(ids), before, t0)
+        self.op_done(n, "decide", len(ids), before, t0)
 
     def _announce(self, kind: str, ids: list[str], n: int):
         """Log an update or a drop (not when replaying it) and send it to every follower; the
@@ -204,70 +160,16 @@ class _Puller:
         before, t0 = self._announce("update", ids, n)
         chosen = [self.arms.pop(i) for i in ids]
         self.eng.run(Op(UPDATE, share_choices(self.eng, np.asarray(chosen), self.s.arms)))
-        self._op_done(n, "update", len(ids), before, t0)
+        self.op_done(n, "update", len(ids), before, t0)
 
     def drop(self, ids: list[str], n: int) -> None:
         before, t0 = self._announce("drop", ids, n)
         for i in ids:
             self.arms.pop(i, None)
-        self._op_done(n, "drop", len(ids), before, t0)
+        self.op_done(n, "drop", len(ids), before, t0)
 
-    def checkpoint(self, n: int) -> None:
-        """Every party saves its state after op n; p' waits until each has."""
-        for p in self.followers:
-            self.chan.send(OPS, p, {"kind": "checkpoint", "n": n})
-        self.ctx.state.save(n, {"t": self.t, "arms": self.arms})
-        while any((p, n) not in self.acks for p in self.followers):
-            self.on_up(*self.chan.receive_any(UP, self.followers + [DEALER0]))
-        self.acks = {a for a in self.acks if a[1] > n}
-        self.last_checkpoint = n
-
-    # ------------------------------------------------------------ the loop
-    def pending_rewards(self) -> None:
-        """Closings (no MPC) and one batch of rewards, in the order p'' reported them."""
-        if self.closing:
-            ids, self.closing = list(self.closing), {}
-            self.drop(ids, self.oplog.n + 1)
-        if self.ready:
-            ids = list(self.ready)[:self.serve.max_batch]
-            for i in ids:
-                del self.ready[i]
-            self.update(ids, self.oplog.n + 1)
-
-    def run(self) -> str | None:
-        idle_since, tick = time.monotonic(), tick_s(self.ctx.config)
-        while not (self.leaving or self.ctx.stopping):
-            self.read_up()
-            batch = self.port.next_batch("decisions", wait_s=0.0 if self.ready or self.closing
-                                         else POLL_S)
-            if batch is not None:
-                self.prepare(batch)
-            worked = batch is not None or bool(self.ready or self.closing)
-            self.pending_rewards()
-            now = time.monotonic()
-            if worked:
-                idle_since = now
-            elif now - idle_since > tick:
-                for p in self.followers:
-                    self.chan.send(OPS, p, {"kind": "tick"})
-                idle_since = now
-        return self.stop()
-
-    def stop(self) -> str | None:
-        """Finish the batches already queued (for at most serve.decision_timeout_s: a queue
-        that others keep filling), checkpoint, tell everyone who stopped."""
-        end = time.monotonic() + self.serve.decision_timeout_s
-        while time.monotonic() < end and (batch := self.port.next_batch(
-                "decisions", window_s=0.0, wait_s=0.0)):
-            self.prepare(batch)
-        if self.last_checkpoint != self.oplog.n:
-            self.checkpoint(self.oplog.n)
-        by = self.leaving or self.ctx.name
-        for p in self.followers:
-            self.chan.send(OPS, p, {"kind": "stop", "by": by})
-        self.oplog.close()
-        log.info("stopped at op %d (%s stopped)", self.oplog.n, by)
-        return self.leaving
+    def state(self) -> dict:
+        return {"t": self.t, "arms": self.arms}
 
 
 def _reward_holder(ctx: ServeContext) -> str | None:

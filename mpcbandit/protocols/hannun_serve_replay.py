@@ -26,7 +26,7 @@ from mpcbandit.protocols.hannun_serve_reference import ServeReference, replay_lo
 from mpcbandit.serve.wal import read_records
 
 __all__ = ["ScheduledReference", "key_schedule", "serve_log", "near_tie", "replay_service",
-           "NEAR_TIE_UNITS"]
+           "party_records", "NEAR_TIE_UNITS"]
 
 
 class ScheduledReference(ServeReference):
@@ -46,7 +46,8 @@ class ScheduledReference(ServeReference):
         return super().decide(contexts)
 
 
-def _records(path: Path) -> list[dict]:
+def party_records(path: Path) -> list[dict]:
+    """The records of one party's log in a service's folder (refused naming it if missing)."""
     if not path.exists():
         raise MpcBanditError(f"{path} is missing: serve-replay reads every party's logs "
                              f"({path.parent.parent}/<party>/)")
@@ -77,7 +78,7 @@ def _slices(cfg: Config, folder: Path, data: str | None) -> list:
     """Per feature holder: id -> its slice, from its request log, then its data folder."""
     out = []
     for i, h in enumerate(holders(cfg.section)):
-        posted = {r["id"]: r["features"] for r in _records(folder / h / "requests.wal")
+        posted = {r["id"]: r["features"] for r in party_records(folder / h / "requests.wal")
                   if r.get("kind") == "context"}
         looked = hannun_data.lookup(cfg, i, Path(data) / h, h) if data else None
         out.append((h, posted, looked))
@@ -96,8 +97,8 @@ def _slice(h: str, posted: dict, looked, rid: str, n: int) -> np.ndarray:
 def serve_log(cfg: Config, folder: Path, data: str | None = None) -> list[tuple]:
     """The service's log as replay_log reads it: ("decide", ids, contexts) and ("reward",
     ids, rewards), in p''s op order."""
-    ops = _records(folder / f"{PULLER}.0" / "ops.wal")
-    rewards = {r["id"]: r["reward"] for r in _records(folder / f"{REWARD}.0" / "requests.wal")
+    ops = party_records(folder / f"{PULLER}.0" / "ops.wal")
+    rewards = {r["id"]: r["reward"] for r in party_records(folder / f"{REWARD}.0" / "requests.wal")
                if r.get("kind") == "reward"}
     holders_slices = _slices(cfg, folder, data)
     log = []
@@ -134,7 +135,7 @@ def replay_service(cfg: Config, folder: Path, data: str | None = None) -> dict:
     replay's arms equal those served, and each that differs with its float64 score gap."""
     s = cfg.section
     log = serve_log(cfg, folder, data)
-    served = {r["id"]: r["arm"] for r in _records(folder / f"{PULLER}.0" / "requests.wal")
+    served = {r["id"]: r["arm"] for r in party_records(folder / f"{PULLER}.0" / "requests.wal")
               if r.get("kind") == "decision"}
     decided = sum(len(ids) for kind, ids, _ in log if kind == "decide")
     ref = ScheduledReference(s.arms, s.dims, s.epsilon, s.precision_bits,
