@@ -41,6 +41,40 @@ def wait_for(condition, what: str, deadline_s: float = DEADLINE_S, every_s: floa
         time.sleep(every_s)
 
 
+def take_once_waiting(queue, **next_batch) -> tuple[threading.Thread, dict]:
+    """A thread taking queue.next_batch(**next_batch) into result["batch"], returned once it
+    waits inside the queue (or has returned already)."""
+    waits, real_wait = threading.Event(), queue._cond.wait
+
+    def wait(timeout=None):
+        waits.set()
+        return real_wait(timeout)
+
+    queue._cond.wait = wait
+    result: dict = {}
+    taker = threading.Thread(target=lambda: result.setdefault("batch",
+                                                              queue.next_batch(**next_batch)))
+    taker.start()
+    wait_for(lambda: waits.is_set() or not taker.is_alive(), "the taker waits or returns")
+    return taker, result
+
+
+def gate_first_fsync(monkeypatch, wal_module) -> tuple[list, threading.Event, threading.Event]:
+    """Hold the log's first fsync until released: (the fds synced, entered, release)."""
+    real_fsync = os.fsync
+    calls, entered, release = [], threading.Event(), threading.Event()
+
+    def gated_fsync(fd):
+        calls.append(fd)
+        if len(calls) == 1:
+            entered.set()
+            assert release.wait(30)
+        real_fsync(fd)
+
+    monkeypatch.setattr(wal_module.os, "fsync", gated_fsync)
+    return calls, entered, release
+
+
 class FakeBackend:
     """Plain code in the backend's place: decides each batch at once (arm_for(id)), or holds
     its decisions until released; pulls each kind unless paused; records every batch."""

@@ -51,6 +51,22 @@ def test_scaled_newton_schulz_reaches_the_inverse_from_the_running_one_where_the
     assert not np.abs(plain - np.linalg.inv(fresh)).max() < 0.1
 
 
+def test_every_batch_size_up_to_max_rewards_has_a_schedule_that_reaches_the_inverse():
+    # with c2 always rounded to the nearest multiple of 2^-18, its rounding sank the image's
+    # low end below 0 for 39 sizes (149, 156, 158, ... 254): no schedule, and the holders of
+    # a service with serve.max_batch above 148 failed on their first large update batch; 7
+    # more (132, 137, ...) took 9 or 10 steps, past the 8 of K(256)
+    rng = np.random.default_rng(4)
+    D = 6
+    x = _unit(rng, 1, D)[0]
+    for rewards in range(1, MAX_REWARDS + 1):
+        steps = newton_schulz_schedule(rewards, L)
+        fresh = np.eye(D) + rewards * np.outer(x, x)   # W X's eigenvalue at 1 + R
+        got = newton_schulz(fresh, np.eye(D), steps)
+        assert np.abs(got - np.linalg.inv(fresh)).max() <= 2.0 ** -(L + 2), rewards
+        assert len(steps) <= 8 and steps[-1] == (2.0, 1.0), rewards
+
+
 def test_a_batch_of_more_than_max_rewards_is_applied_as_consecutive_refreshes():
     rng = np.random.default_rng(2)
     A, D, R = 3, 5, MAX_REWARDS + 44

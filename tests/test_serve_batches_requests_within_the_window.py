@@ -5,7 +5,8 @@ import logging
 import threading
 
 from mpcbandit.serve.batching import BatchQueue, QueueFull
-from serve_support import FakeBackend, LiveService, serve_section, wait_for
+from serve_support import (FakeBackend, LiveService, serve_section, take_once_waiting,
+                           wait_for)
 
 
 def test_a_batch_holds_at_most_max_items_in_arrival_order():
@@ -22,20 +23,9 @@ def test_a_batch_holds_at_most_max_items_in_arrival_order():
 
 def test_requests_arriving_within_the_window_join_the_first_ones_batch():
     queue = BatchQueue("decisions", limit=10)
-    waits, real_wait = threading.Event(), queue._cond.wait
-
-    def wait(timeout=None):
-        waits.set()
-        return real_wait(timeout)
-
-    queue._cond.wait = wait
     queue.reserve()
     queue.put("d0")
-    taken = {}
-    taker = threading.Thread(target=lambda: taken.setdefault(
-        "batch", queue.next_batch(max_items=4, window_s=60.0, wait_s=60.0)))
-    taker.start()
-    wait_for(lambda: waits.is_set() or not taker.is_alive(), "the taker waits or returns")
+    taker, taken = take_once_waiting(queue, max_items=4, window_s=60.0, wait_s=60.0)
     for i in range(1, 4):  # within the (long) window: the batch closes at max_items
         queue.reserve()
         queue.put(f"d{i}")

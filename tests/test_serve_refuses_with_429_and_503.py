@@ -3,8 +3,33 @@ holders whose slice is missing; a peer the backend reports gone shows in /v1/hea
 decisions fail at once with 503 naming it."""
 
 import threading
+from contextlib import contextmanager
 
 from serve_support import FakeBackend, LiveService, serve_section, wait_for
+
+
+@contextmanager
+def _held(tmp_path, timeout_s: float, **backend):
+    """A live service whose backend holds its decisions (serve.decision_timeout_s given),
+    released before the service closes."""
+    held = FakeBackend(hold=True, **backend)
+    live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=timeout_s),
+                       backend=held)
+    try:
+        yield held, live
+    finally:
+        held.release()
+        live.close()
+
+
+def _ask_aside(live, rid: str) -> tuple[threading.Thread, dict]:
+    """Ask for rid's decision in a thread of its own: (the thread, {"r": its answer} once
+    answered)."""
+    answer: dict = {}
+    asker = threading.Thread(target=lambda: answer.setdefault(
+        "r", live.call("POST", "/v1/decisions", {"id": rid})))
+    asker.start()
+    return asker, answer
 
 
 def test_a_full_queue_answers_429_with_retry_after_naming_the_limit(tmp_path):
@@ -26,10 +51,7 @@ def test_a_full_queue_answers_429_with_retry_after_naming_the_limit(tmp_path):
 
 
 def test_a_decision_not_made_in_time_is_503_naming_the_missing_holders(tmp_path):
-    backend = FakeBackend(hold=True, missing=["feature_holder.1"])
-    live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=0.3),
-                       backend=backend)
-    try:
+    with _held(tmp_path, 0.3, missing=["feature_holder.1"]) as (backend, live):
         status, body, _ = live.call("POST", "/v1/decisions", {"id": "late"})
         assert status == 503 and body["missing"] == ["feature_holder.1"]
         assert "'late'" in body["error"] and "feature_holder.1" in body["error"]
@@ -37,19 +59,36 @@ def test_a_decision_not_made_in_time_is_503_naming_the_missing_holders(tmp_path)
         backend.release()  # decided after all: logged, counted late, a reward is welcome
         wait_for(lambda: live.service.metrics.decisions_late._value.get() == 1, "counted late")
         assert live.call("POST", "/v1/rewards", {"id": "late", "reward": 1.0})[0] == 202
-    finally:
-        live.close()
+
+
+def test_a_decision_the_backend_neither_makes_nor_refuses_in_time_is_503_after_the_grace(
+        tmp_path):
+    # no holder named missing: the shell waits a further grace for the leader's own refusal,
+    # then answers 503 (in Python 3.11 the grace's wait ended in CancelledError and the
+    # connection was dropped without an answer: the first wait had cancelled the shield)
+    with _held(tmp_path, 0.3) as (backend, live):
+        status, body, _ = live.call("POST", "/v1/decisions", {"id": "stuck"})
+        assert status == 503 and body["missing"] == [] and "'stuck'" in body["error"]
+        assert "the backend did not finish" in body["error"]
+        assert live.service.metrics.decision_timeouts._value.get() == 1
+        backend.release()  # decided after all: logged and counted late
+        wait_for(lambda: live.service.metrics.decisions_late._value.get() == 1, "counted late")
+
+
+def test_a_decision_refused_within_the_grace_is_503_naming_the_missing_holders(tmp_path):
+    with _held(tmp_path, 0.3) as (backend, live):
+        asker, answer = _ask_aside(live, "refused-late")
+        wait_for(lambda: live.service._open_tickets, "the decision waits")
+        ticket = next(iter(live.service._open_tickets))
+        threading.Timer(0.4, ticket.refuse, ("slices missing", ["feature_holder.1"])).start()
+        asker.join(30)   # the leader's refusal lands after the timeout, within the grace
+        status, body, _ = answer["r"]
+        assert status == 503 and body["missing"] == ["feature_holder.1"]
 
 
 def test_a_gone_peer_shows_in_health_and_fails_decisions_fast_naming_it(tmp_path):
-    backend = FakeBackend(hold=True)
-    live = LiveService(tmp_path / "p.wal", serve=serve_section(decision_timeout_s=60.0),
-                       backend=backend)
-    try:
-        waiting = {}
-        poster = threading.Thread(target=lambda: waiting.setdefault(
-            "r", live.call("POST", "/v1/decisions", {"id": "open"})))
-        poster.start()
+    with _held(tmp_path, 60.0) as (backend, live):
+        poster, waiting = _ask_aside(live, "open")
         wait_for(lambda: backend.batches_of("decisions"), "the backend holds a batch")
         backend.go_down("feature_holder.1")
         poster.join(30)
@@ -62,6 +101,3 @@ def test_a_gone_peer_shows_in_health_and_fails_decisions_fast_naming_it(tmp_path
         status, body, _ = live.call("POST", "/v1/decisions", {"id": "new"})
         assert status == 503 and body["gone"] == ["feature_holder.1"]
         assert "stopped answering" in body["error"]
-    finally:
-        backend.release()
-        live.close()

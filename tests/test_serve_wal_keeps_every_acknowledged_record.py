@@ -12,7 +12,7 @@ from mpcbandit.errors import DataError
 from mpcbandit.files import OutputError
 from mpcbandit.serve import wal as wal_module
 from mpcbandit.serve.wal import WriteAheadLog, encode_record, read_records
-from serve_support import LiveService, call, start_party, wait_for
+from serve_support import LiveService, call, gate_first_fsync, start_party, wait_for
 
 
 def test_a_torn_last_record_is_dropped_and_the_log_goes_on(tmp_path):
@@ -60,19 +60,8 @@ def test_the_log_is_private(tmp_path):
 
 def test_concurrent_appends_share_one_fsync_and_none_is_acknowledged_before_it(tmp_path,
                                                                              monkeypatch):
-    real_fsync = os.fsync
-    entered, release = threading.Event(), threading.Event()
-    calls = []
-
-    def gated_fsync(fd):
-        calls.append(fd)
-        if len(calls) == 1:
-            entered.set()
-            assert release.wait(30)
-        real_fsync(fd)
-
     log = WriteAheadLog(tmp_path / "party.wal")
-    monkeypatch.setattr(wal_module.os, "fsync", gated_fsync)
+    calls, entered, release = gate_first_fsync(monkeypatch, wal_module)
     first = log.append({"kind": "context", "id": "first"})
     assert entered.wait(30)
     rest = [log.append({"kind": "context", "id": f"c{i}"}) for i in range(19)]

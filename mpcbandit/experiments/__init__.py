@@ -38,5 +38,6 @@ BENCHES = {
     "o3m-table-c3": "mpcbandit.experiments.o3m_table_c3:table_c3",
     "samba-comp-tracking": "mpcbandit.experiments.samba_comp_tracking:bench",
     "samba-relay": "mpcbandit.experiments.samba_relay:bench",
+    "serve": "mpcbandit.experiments.serve_bench:bench",
     "transport": "mpcbandit.experiments.transport:bench",
 }

@@ -41,10 +41,28 @@ class Prg:
     def bytes(self, n: int) -> bytes:
         """The next n keystream bytes."""
         self.position += n
-        return self._enc.update(b"\0" * n)
+        return self._enc.update(_zeros(n))
 
     def ring(self, shape: int | tuple[int, ...]) -> np.ndarray:
         """Uniform elements of Z/2^64 as a uint64 array."""
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        n = int(np.prod(shape, dtype=np.int64))
-        return np.frombuffer(self.bytes(8 * n), dtype="<u8").reshape(shape).copy()
+        n = 8 * int(np.prod(shape, dtype=np.int64))
+        # the keystream written straight into the array's memory: no zeros, no bytes object
+        # and no copy of it made per call (the dealer's material is megabytes a second)
+        out = np.empty(n + _BLOCK - 1, dtype=np.uint8)
+        self.position += n
+        self._enc.update_into(_zeros(n), out)
+        return out[:n].view("<u8").reshape(shape)
+
+
+_BLOCK = 16   # AES's block: update_into wants that much room beyond the data, less one
+_ZEROS = bytes(1 << 16)
+
+
+def _zeros(n: int) -> memoryview:
+    """n zero bytes to encrypt (CTR's keystream is the encryption of zeros), without
+    allocating them at every call."""
+    global _ZEROS
+    if len(_ZEROS) < n:
+        _ZEROS = bytes(max(n, 2 * len(_ZEROS)))
+    return memoryview(_ZEROS)[:n]

@@ -48,6 +48,8 @@ class MaterialSupply:
         self._in_flight: deque = deque()          # (key, units, seq) in request order
         self._seq = 0
         self.units_taken: dict[tuple, int] = {}
+        #: keys taken or asked for ahead: their next fetches come in batches, and refill ahead
+        self._known: set[tuple] = set()
 
     # ---------------------------------------------------------------- requests
 
@@ -84,6 +86,7 @@ class MaterialSupply:
     def prefetch(self, kind: str, params: tuple = (), units: int | None = None) -> None:
         """Ask the dealer now for a batch of kind (offline phase); the reply is collected later."""
         key = kind_key(kind, params)
+        self._known.add(key)   # asked for ahead: no first use
         self._request(key, units or self._batch_units(key))
 
     # ---------------------------------------------------------------- consumption
@@ -95,8 +98,9 @@ class MaterialSupply:
         while self._avail.get(key, 0) < units:
             if self._flying.get(key):
                 self._receive_one()
-            else:
-                self._request(key, max(units - self._avail.get(key, 0), batch))
+            else:   # a key's first use takes what it needs; after that, batches of it
+                need = units - self._avail.get(key, 0)
+                self._request(key, need if key not in self._known else max(need, batch))
         pool = self._pools[key]
         parts: list[dict] = []
         need = units
@@ -111,10 +115,15 @@ class MaterialSupply:
             else:
                 entry[1] = start + k
         self._avail[key] -= units
+        first = key not in self._known
+        self._known.add(key)
         self.units_taken[key] = self.units_taken.get(key, 0) + units
         ahead = max(batch, min(2 * units, 8 * batch))
-        if self._avail[key] < ahead // 2 and not self._flying.get(key):
-            self._request(key, ahead)  # refill ahead of use: the next calls will not wait
+        # refill ahead of use, so the next calls will not wait, once a key has been used
+        # before: a service's batches take every size from 1 to serve.max_batch, and material
+        # fetched ahead for a size that does not come back is never used (half of it was)
+        if not first and self._avail[key] < ahead // 2 and not self._flying.get(key):
+            self._request(key, ahead)
         if len(parts) == 1:
             return parts[0]
         return {n: np.concatenate([p[n] for p in parts]) for n in parts[0]}

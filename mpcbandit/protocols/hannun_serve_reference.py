@@ -72,6 +72,11 @@ def newton_schulz_schedule(rewards: int, bits: int) -> list[tuple[float, float]]
         a = 2 / (lo + hi)
         c = (2.0, 1.0) if abs(a - 1) < 2.0 ** -8 else (_dyadic(2 * a, SCALE_BITS),
                                                         _dyadic(a * a, SCALE_BITS))
+        if _image(*c, lo, hi)[0] < _image(2 * a, a * a, lo, hi)[0] / 2:
+            # c2's rounding, times hi^2, may sink the image's low end (about 4 lo / hi) to 0
+            # or below once the spectrum is wide (R from 104 on), and the iteration then
+            # diverges: c2 rounded down lifts that end instead
+            c = (c[0], math.floor(a * a * 2 ** SCALE_BITS) / 2 ** SCALE_BITS)
         lo, hi = _image(*c, lo, hi)
         steps.append(c)
         if len(steps) > 64:  # pragma: no cover - the steps converge quadratically

@@ -51,6 +51,8 @@ class BatchQueue:
         self._cond = threading.Condition()
         self._closed = False
         self.batches = 0
+        #: the batch size a waiting backend fills up to (put wakes it only when it is reached)
+        self._filling_to: int | None = None
 
     @property
     def depth(self) -> int:
@@ -76,7 +78,12 @@ class BatchQueue:
             if reserved:
                 self._reserved -= 1
             self._items.append((time.monotonic(), item))
-            self._cond.notify_all()
+            # wake the backend only when it has something new to do: its first request came,
+            # or its batch is full. A wake-up per request costs the service a thread switch
+            # (and the GIL) for every request; a waiting backend wakes at its window's end anyway.
+            if len(self._items) == 1 or (self._filling_to is not None
+                                         and len(self._items) >= self._filling_to):
+                self._cond.notify_all()
 
     def close(self) -> None:
         """No more requests come: batches are handed out without waiting for a window."""
@@ -100,11 +107,15 @@ class BatchQueue:
                     return None
                 self._cond.wait(left)
             first = self._items[0][0]
-            while len(self._items) < max_items and not self._closed:
-                left = first + window_s - time.monotonic()
-                if left <= 0:
-                    break
-                self._cond.wait(left)
+            self._filling_to = max_items
+            try:
+                while len(self._items) < max_items and not self._closed:
+                    left = first + window_s - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+            finally:
+                self._filling_to = None
             count = min(max_items, len(self._items))
             items = [self._items.popleft()[1] for _ in range(count)]
             self.batches += 1

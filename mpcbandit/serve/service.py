@@ -200,7 +200,10 @@ class Service:
     async def _durable(self, fut: Future, undo) -> Reply | None:
         """Wait for a record's fsync; a Reply (503) if the log failed or is stuck."""
         try:
-            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), DURABLE_DEADLINE_S)
+            # no shield: a timeout cancels only the waiter's future (the log ignores it and
+            # still writes the record), and a shield and wait_for cost a request twice that
+            async with asyncio.timeout(DURABLE_DEADLINE_S):
+                await asyncio.wrap_future(fut)
         except asyncio.TimeoutError:
             return _error(503, f"the write-ahead log {self.wal.path} did not reach the disk "
                                f"within {DURABLE_DEADLINE_S:g} s")
@@ -289,25 +292,25 @@ class Service:
 
     async def _await_decision(self, ticket: Ticket, started: float) -> Reply:
         timeout = self.serve.decision_timeout_s
-        outcome_ = asyncio.shield(asyncio.wrap_future(ticket.outcome))
+        outcome_ = asyncio.wrap_future(ticket.outcome)
         try:
-            try:
-                outcome = await asyncio.wait_for(outcome_, timeout)
-            except asyncio.TimeoutError:
-                if self.backend.missing(ticket.id):
-                    raise
+            # asyncio.wait never cancels what it waits for, so the outcome can be awaited
+            # again (a wait_for on a shield cancels the shield: the second wait then failed)
+            await asyncio.wait((outcome_,), timeout=timeout)
+            if not outcome_.done() and not self.backend.missing(ticket.id):
                 # The backend's own refusal (naming the missing holders) is due at the
                 # timeout too; on a loaded machine it lands just after ours: wait for it.
-                outcome = await asyncio.wait_for(outcome_, min(REFUSAL_GRACE_S, timeout))
-        except asyncio.TimeoutError:
-            ticket.abandoned = True
-            missing = self.backend.missing(ticket.id)
-            self.metrics.decision_timeouts.inc()
-            waits = (f"waiting for the slice of {', '.join(missing)}" if missing
-                     else "every holder's slice arrived; the backend did not finish")
-            return _error(503, f"no decision for id {ticket.id!r} within "
-                               f"serve.decision_timeout_s = {timeout:g} s: {waits}",
-                          id=ticket.id, missing=missing)
+                await asyncio.wait((outcome_,), timeout=min(REFUSAL_GRACE_S, timeout))
+            if not outcome_.done():
+                ticket.abandoned = True
+                missing = self.backend.missing(ticket.id)
+                self.metrics.decision_timeouts.inc()
+                waits = (f"waiting for the slice of {', '.join(missing)}" if missing
+                         else "every holder's slice arrived; the backend did not finish")
+                return _error(503, f"no decision for id {ticket.id!r} within "
+                                   f"serve.decision_timeout_s = {timeout:g} s: {waits}",
+                              id=ticket.id, missing=missing)
+            outcome = outcome_.result()
         except OutputError as e:
             return _error(503, str(e), id=ticket.id)
         if isinstance(outcome, Refused):

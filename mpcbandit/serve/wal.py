@@ -33,9 +33,13 @@ __all__ = ["WriteAheadLog", "encode_record", "read_records"]
 log = logging.getLogger(__name__)
 
 
+#: one encoder for every record (json.dumps with options builds a new one per call)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode_record(record: dict) -> bytes:
     """One log line: the CRC32 of the record's JSON, a space, the JSON, a newline."""
-    body = json.dumps(record, separators=(",", ":"), allow_nan=False).encode()
+    body = _ENCODER.encode(record).encode()
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 
@@ -147,7 +151,8 @@ class WriteAheadLog:
                 fut.set_exception(OutputError(self.path, "the log is closed", "append to"))
                 return fut
             self._pending.append((line, record, fut, then))
-            self._cond.notify()
+            if len(self._pending) == 1:  # else the commit thread was told already, or is busy
+                self._cond.notify()
         return fut
 
     def _commit_loop(self) -> None:
