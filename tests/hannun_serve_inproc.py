@@ -93,7 +93,8 @@ def run_serve_log(log, s: HannunSection, key: bytes, *, check: bool = False, dea
 
     def holder(i):
         def run(chan):
-            eng = Engine(chan, holders, dealer=DEALER, frac_bits=s.precision_bits, trunc=s.trunc)
+            eng = Engine(chan, holders, dealer=DEALER, frac_bits=s.precision_bits, trunc=s.trunc,
+                         batch_first_use=False)   # as a service's holder
             state = initial_state(eng, s.arms, s.dims, s.regularizer)
             stream = ExplorationShares(chan, DEALER, s, eng.lead)
             kept, record, t = {}, [], 0

@@ -123,7 +123,7 @@ class Engine:
 
     def __init__(self, chan, parties: list[str], dealer: str | None = "dealer.0", *,
                  frac_bits: int = DEFAULT_FRAC_BITS, trunc: str = "auto",
-                 batch_elements: int | None = None):
+                 batch_elements: int | None = None, batch_first_use: bool = True):
         if len(parties) < 2:
             raise ValueError(f"need at least 2 computing parties, got {parties}")
         if not 8 <= frac_bits <= 40:
@@ -145,6 +145,7 @@ class Engine:
                              f"not {self.n}")
         self.trunc = ("local" if self.n == 2 else "pair") if trunc == "auto" else trunc
         kw = {} if batch_elements is None else {"batch_elements": batch_elements}
+        kw["batch_first_use"] = batch_first_use
         self.material = (MaterialSupply(chan, dealer, self.index, self.n, **kw)
                          if self.is_computing else None)
         self.op = Ops(self)

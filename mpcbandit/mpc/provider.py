@@ -38,8 +38,13 @@ class MaterialSupply:
     """Pools of correlated randomness for one computing party."""
 
     def __init__(self, chan, dealer: str | None, index: int, n: int, *,
-                 batch_elements: int = DEFAULT_BATCH_ELEMENTS):
+                 batch_elements: int = DEFAULT_BATCH_ELEMENTS, batch_first_use: bool = True):
         self.chan, self.dealer, self.index, self.n = chan, dealer, index, n
+        #: a batch run takes the same shapes every step: a key's first use fetches a batch and
+        #: refills ahead (no request mid-step later). A service's batches take every size from 1
+        #: to serve.max_batch, and material fetched ahead for a size that does not come back is
+        #: never used (half of it was): there a key's first use takes only what it needs.
+        self.batch_first_use = batch_first_use
         self.batch_elements = batch_elements
         self._pools: dict[tuple, deque] = {}      # key -> deque of [arrays, start, units]
         self._avail: dict[tuple, int] = {}        # key -> units left in its pool
@@ -98,9 +103,10 @@ class MaterialSupply:
         while self._avail.get(key, 0) < units:
             if self._flying.get(key):
                 self._receive_one()
-            else:   # a key's first use takes what it needs; after that, batches of it
+            else:   # a service's first use of a key takes what it needs; after that, batches
                 need = units - self._avail.get(key, 0)
-                self._request(key, need if key not in self._known else max(need, batch))
+                lean = not self.batch_first_use and key not in self._known
+                self._request(key, need if lean else max(need, batch))
         pool = self._pools[key]
         parts: list[dict] = []
         need = units
@@ -115,13 +121,12 @@ class MaterialSupply:
             else:
                 entry[1] = start + k
         self._avail[key] -= units
-        first = key not in self._known
+        first = key not in self._known and not self.batch_first_use
         self._known.add(key)
         self.units_taken[key] = self.units_taken.get(key, 0) + units
         ahead = max(batch, min(2 * units, 8 * batch))
-        # refill ahead of use, so the next calls will not wait, once a key has been used
-        # before: a service's batches take every size from 1 to serve.max_batch, and material
-        # fetched ahead for a size that does not come back is never used (half of it was)
+        # refill ahead of use, so the next calls will not wait (a service's key: once it was
+        # used before)
         if not first and self._avail[key] < ahead // 2 and not self._flying.get(key):
             self._request(key, ahead)
         if len(parts) == 1:
