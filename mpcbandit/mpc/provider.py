@@ -100,12 +100,13 @@ class MaterialSupply:
         """The next units units of kind: each component as an array (units, *unit_shape)."""
         key = (kind, *params) if not params else kind_key(kind, params)
         batch = self._batch_units(key)
+        # a service's first use of a key takes what it needs and fetches nothing ahead
+        lean = not self.batch_first_use and key not in self._known
         while self._avail.get(key, 0) < units:
             if self._flying.get(key):
                 self._receive_one()
-            else:   # a service's first use of a key takes what it needs; after that, batches
+            else:
                 need = units - self._avail.get(key, 0)
-                lean = not self.batch_first_use and key not in self._known
                 self._request(key, need if lean else max(need, batch))
         pool = self._pools[key]
         parts: list[dict] = []
@@ -121,13 +122,11 @@ class MaterialSupply:
             else:
                 entry[1] = start + k
         self._avail[key] -= units
-        first = key not in self._known and not self.batch_first_use
         self._known.add(key)
         self.units_taken[key] = self.units_taken.get(key, 0) + units
         ahead = max(batch, min(2 * units, 8 * batch))
-        # refill ahead of use, so the next calls will not wait (a service's key: once it was
-        # used before)
-        if not first and self._avail[key] < ahead // 2 and not self._flying.get(key):
+        # refill ahead of use, so the next calls will not wait
+        if not lean and self._avail[key] < ahead // 2 and not self._flying.get(key):
             self._request(key, ahead)
         if len(parts) == 1:
             return parts[0]

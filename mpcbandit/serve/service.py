@@ -38,8 +38,8 @@ log = logging.getLogger(__name__)
 
 #: an answer waits at most this long for its record's fsync (a stuck disk is a 503, not a hang)
 DURABLE_DEADLINE_S = 10.0
-# How long past serve.decision_timeout_s a decision waits for the backend's own answer when
-# the backend has not yet named a missing holder (its refusal is due at the same moment).
+# How long past serve.decision_timeout_s a decision waits for the backend's own answer (its
+# refusal naming the missing holders is due at the timeout; on a loaded machine it lands after).
 REFUSAL_GRACE_S = 1.0
 
 
@@ -294,13 +294,10 @@ class Service:
         timeout = self.serve.decision_timeout_s
         outcome_ = asyncio.wrap_future(ticket.outcome)
         try:
-            # asyncio.wait never cancels what it waits for, so the outcome can be awaited
-            # again (a wait_for on a shield cancels the shield: the second wait then failed)
-            await asyncio.wait((outcome_,), timeout=timeout)
-            if not outcome_.done() and not self.backend.missing(ticket.id):
-                # The backend's own refusal (naming the missing holders) is due at the
-                # timeout too; on a loaded machine it lands just after ours: wait for it.
-                await asyncio.wait((outcome_,), timeout=min(REFUSAL_GRACE_S, timeout))
+            # the backend refuses a request whose slices did not come by the timeout (naming
+            # the holders): its answer is awaited a little past it. asyncio.wait cancels
+            # nothing, so the outcome stays readable.
+            await asyncio.wait((outcome_,), timeout=timeout + min(REFUSAL_GRACE_S, timeout))
             if not outcome_.done():
                 ticket.abandoned = True
                 missing = self.backend.missing(ticket.id)
