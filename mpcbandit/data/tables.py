@@ -235,6 +235,9 @@ class TableWriter:
         self.path, self.names, self.rows, self.kind = Path(path), list(names), rows, kind
         self.suffix, self.written = self.path.suffix.lower(), 0
         self.dtype = _DTYPES[kind]
+        if self.suffix not in (".csv", ".npy"):
+            pq = _parquet()   # a DataError naming the extra, before a file is made
+            self._pa = pa = __import__("pyarrow")
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         if self.suffix == ".csv":
             self._f = os.fdopen(fd, "w", newline="", encoding="utf-8")
@@ -246,10 +249,9 @@ class TableWriter:
                                                   shape=(rows, len(self.names)))
         else:
             os.close(fd)
-            pa = __import__("pyarrow")
             self._schema = pa.schema([(ID, pa.string())] + [
                 (n, pa.float64() if kind == "real" else pa.uint64()) for n in self.names])
-            self._pq = _parquet().ParquetWriter(self.path, self._schema)
+            self._pq = pq.ParquetWriter(self.path, self._schema)
 
     def add(self, ids: list[str], values: np.ndarray) -> None:
         """Append rows (their ids and a len(ids) x columns array)."""
@@ -260,7 +262,7 @@ class TableWriter:
         elif self.suffix == ".npy":
             self._arr[self.written:self.written + len(ids)] = values
         else:
-            pa = __import__("pyarrow")
+            pa = self._pa
             cols = [pa.array(ids, pa.string())] + [pa.array(values[:, c]) for c in range(values.shape[1])]
             self._pq.write_table(pa.Table.from_arrays(cols, schema=self._schema))
         self.written += len(ids)
