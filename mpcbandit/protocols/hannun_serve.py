@@ -34,6 +34,7 @@ from mpcbandit.protocols.hannun_serve_replay import replay_service
 from mpcbandit.protocols.hannun_stream import ExplorationPusher
 from mpcbandit.protocols.serve_leader import Leader
 from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, Follower, ServeContext, durable
+from mpcbandit.serve.backend import Closed
 from mpcbandit.serve.service import ServiceRole
 
 __all__ = ["SERVE", "roles", "peers", "service_role", "source", "run_role"]
@@ -232,9 +233,9 @@ def _reward_holder(ctx: ServeContext) -> str | None:
         if live and (batch := port.next_batch("rewards", window_s=0.0, wait_s=0.0)):
             items = []
             for item in batch.items:
-                if hasattr(item, "reward"):
+                if not isinstance(item, Closed):
                     rewards[item.id] = item.reward
-                items.append({"kind": "reward" if hasattr(item, "reward") else "expired",
+                items.append({"kind": "expired" if isinstance(item, Closed) else "reward",
                               "id": item.id})
             consumed += len(items)
             notify(items)

@@ -10,6 +10,7 @@ decision is never asked for is dropped after serve.reward_timeout_s.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -17,10 +18,12 @@ import time
 import numpy as np
 
 from mpcbandit.bodies import expect_field
+from mpcbandit.data.hannun_data import feature_slices
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.mpc.shares import AShare
+from mpcbandit.protocols import hannun
 from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, decide, initial_state,
                                               share_contexts, update)
 from mpcbandit.protocols.hannun_stream import ServedExploration
@@ -31,7 +34,7 @@ __all__ = ["HAVE", "ContextStore", "run_holder"]
 log = logging.getLogger("mpcbandit.serve")
 
 HAVE = "serve.have"          # each holder tells the others and p' which slices it has
-PULLER, REWARD, DEALER = "arm_puller.0", "reward_holder.0", "dealer.0"
+PULLER, REWARD, DEALER = (f"{role}.0" for role in (hannun.PULLER, hannun.REWARD, hannun.DEALER))
 DEALER_LABEL = "dealer"      # the engine's requests to the dealer: the stream's words go along
 
 
@@ -150,7 +153,7 @@ class _Holder:
             rows = AShare.from_state(saved["kept"], lead) if saved["kept_ids"] else None
             self.kept = {i: rows[k] for k, i in enumerate(saved["kept_ids"])}
             t, store = saved["t"], saved["store"]
-        width = len(np.array_split(np.arange(s.dims), s.feature_holders)[self.me])
+        width = len(feature_slices(s)[self.me])
         lookup = ctx.source if hasattr(ctx.source, "features_of") else None  # a data folder
         self.store = ContextStore(ctx.port, lookup, width, **store,
                                   expire_s=ctx.config.serve.reward_timeout_s)
@@ -185,11 +188,10 @@ class _Holder:
     def _run(self, kind: str, op: Op):
         """Run an op of the service and report its rounds and bytes (/metrics; the dealer's
         material, fetched ahead, is not the op's)."""
-        before = self.chan.stats.op(op.label).to_dict()
+        before = dataclasses.replace(self.chan.stats.op(op.label))
         out = self.eng.run(op)
-        after = self.chan.stats.op(op.label).to_dict()
-        self.ctx.port.report_op(kind, after["rounds"] - before["rounds"],
-                                after["bytes_sent"] - before["bytes_sent"])
+        cost = self.chan.stats.op(op.label) - before
+        self.ctx.port.report_op(kind, cost.rounds, cost.bytes_sent)
         return out
 
     def decide(self, ids: list[str], n: int) -> None:

@@ -35,6 +35,7 @@ from mpcbandit.protocols.o3m_serve_follower import (AP0, MASKED, PMG0, context_s
 from mpcbandit.protocols.o3m_serve_replay import replay_service
 from mpcbandit.protocols.serve_leader import Leader
 from mpcbandit.protocols.serve_loop import OPS, ServeContext, durable
+from mpcbandit.serve.backend import Closed
 from mpcbandit.serve.service import ServiceRole
 
 __all__ = ["SERVE", "roles", "peers", "service_role", "source", "run_role"]
@@ -114,10 +115,10 @@ class _Active(Leader):
     def take_rewards(self) -> None:
         """The rewards and closings the shell queued since (in its log's order)."""
         while batch := self.port.next_batch("rewards", window_s=0.0, wait_s=0.0):
-            for item in batch.items:
-                if hasattr(item, "reward"):
-                    self.reward_of[item.id] = item.reward
-            self.note([(item.id, hasattr(item, "reward")) for item in batch.items])
+            rewarded = [(item.id, not isinstance(item, Closed)) for item in batch.items]
+            self.reward_of.update((item.id, item.reward) for item in batch.items
+                                  if not isinstance(item, Closed))
+            self.note(rewarded)
 
     def settle(self) -> None:
         """At a stop: every reward and closing taken is applied."""

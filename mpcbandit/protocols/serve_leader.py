@@ -8,6 +8,7 @@ or replayed at a resume) and ``state`` (its checkpoint).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 
@@ -143,7 +144,7 @@ class Leader:
             ids, self.closing = list(self.closing), {}
             self.drop(ids, self.oplog.n + 1)
         if self.ready:
-            ids = list(self.ready)[:self.serve.max_batch]
+            ids = list(itertools.islice(self.ready, self.serve.max_batch))
             for i in ids:
                 del self.ready[i]
             self.update(ids, self.oplog.n + 1)

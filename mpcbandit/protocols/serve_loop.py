@@ -65,7 +65,6 @@ class ServeState:
 
     def __init__(self, folder: Path, party: str, identity: dict, run_id: str):
         self.folder = Path(folder)
-        self.party = party
         self.store = CheckpointStore(self.folder / "checkpoints", party, identity, run_id)
 
     @property
@@ -141,7 +140,6 @@ class PartyBackend:
         self.stopping = threading.Event()
         #: the leader's refusals: request id -> the holders whose slice did not arrive
         self.refused: dict[str, list[str]] = {}
-        self.error: BaseException | None = None
         self.port = None
         self._thread: threading.Thread | None = None
 
@@ -182,7 +180,6 @@ class PartyBackend:
             chan = self.connect(self)
         except BaseException as e:  # noqa: BLE001 - reported to the shell, which stays up
             log.error("%s: cannot join its peers: %s", self.name, e)
-            self.error = e
             self.port.report(ready=False, reason=f"cannot join the peers: {e}")
             return
         if chan is None:  # stopped before every peer said hello
@@ -206,7 +203,6 @@ class PartyBackend:
                          reason=f"{ended_by} stopped: start every party again with --resume")
 
     def _failed(self, chan, error: BaseException) -> None:
-        self.error = error
         blamed = _blamed(error)
         text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         log.error("%s: the protocol failed: %s", self.name, text)

@@ -34,10 +34,9 @@ from typing import Callable, Protocol
 from mpcbandit.serve.batching import Batch
 
 __all__ = ["Backend", "ServicePort", "BackendState", "Ticket", "Decided", "Refused", "Closed",
-           "PEER_STATES", "KINDS"]
+           "KINDS"]
 
 #: what a backend may say of a peer
-PEER_STATES = ("waiting", "up", "gone")
 #: the kinds of request, each with its queue: a party has those its role takes
 KINDS = ("contexts", "decisions", "rewards")
 
@@ -115,12 +114,6 @@ class Ticket:
         is answered 503 with the reason (and the missing holders)."""
         if self._settle_once():
             self.outcome.set_result(Refused(reason, list(missing or [])))
-
-    @property
-    def settled(self) -> bool:
-        """Whether decide or refuse was called."""
-        with self._lock:
-            return self._settled
 
 
 class ServicePort(Protocol):
