@@ -22,7 +22,8 @@ def test_killed_run_resumes_to_the_same_final_result(cli, tmp_path):
     launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", f"demo.iterations={ITERATIONS}",
                          "--set", "demo.length=8", "--set", "run.deadline_s=15",
                          "--net", SLOW_NET, "--checkpoint-every", "25", out=out)
-    wait_for_progress(out / "progress", minimum=300)
+    # output.0's checkpoints are checked below: on a loaded machine it may report late
+    wait_for_progress(out / "progress", minimum=300, parties=("output.0",))
     err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
     assert launcher.returncode != 0 and "compute.0" in err
     assert not (out / "summary.json").exists()
