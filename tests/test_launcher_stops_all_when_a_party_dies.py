@@ -2,6 +2,7 @@
 named, nothing survives. (SIGKILL of a party of every protocol:
 test_launcher_sigkill_of_any_protocol_names_the_party.py.)"""
 
+import re
 import signal
 import time
 
@@ -26,7 +27,8 @@ def test_a_frozen_party_is_named_and_nothing_survives(tmp_path):
     # whoever gave up first, the blame is followed to the frozen party
     assert "party 'compute.0' failed" in err and "sent nothing (stopped)" in err, err
     assert "which waited for compute.0" in err or "which was told of compute.0" in err, err
-    assert "PeerTimeout: no message from peer 'compute.0'" in err, err
+    # a reader waiting on it, or a sender whose messages it stopped reading, timed out first
+    assert re.search(r"PeerTimeout: (no message from peer|peer) 'compute\.0'", err), err
     time.sleep(0.2)
     assert reap_check(pids.values()) == []
 
