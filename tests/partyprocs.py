@@ -109,9 +109,11 @@ def kill_and_resume(cli, config: str, args: list, out: Path, victim: str, *, eve
     return json.loads((out / "summary.json").read_text())
 
 
-def assert_same_cost_per_step(resumed: dict, whole: dict, rel: float = 0.02) -> None:
+def assert_same_cost_per_step(resumed: dict, whole: dict, rel: float = 0.1) -> None:
     """A resumed run's per-step figures (its resumed part's counters over that part's steps)
-    equal an uninterrupted run's, but for set-up spread over fewer steps."""
+    equal an uninterrupted run's, but for set-up spread over fewer steps: its share is a few %
+    on the 100-200 steps the resumed part of these tests counts, while a figure divided by the
+    wrong steps is off by the whole run over its resumed part (2x and more)."""
     for key in ("rounds_per_step", "bytes_per_step", "hops_per_step"):
         assert resumed[key] == pytest.approx(whole[key], rel=rel), (key, resumed[key], whole[key])
     assert resumed["counted_steps"] == resumed["steps"] - resumed["resumed_from"]

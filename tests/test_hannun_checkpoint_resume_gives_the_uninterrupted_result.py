@@ -16,7 +16,11 @@ from hannun_inproc import assert_matches_replay
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hannun-resume")]
 
 EVERY = 25
-STEPS = 600  # three exploration / reward blocks of 256: the resume point falls inside one
+#: seeded: two exploration / reward blocks of 256, the resume point inside the first
+STEPS = 300
+#: secret: three blocks, the resume point inside the second (where the agreement below was
+#: measured)
+SECRET_STEPS = 600
 #: a secret run resumed at step ~275 against the replay of its dealer's key: a new key from the
 #: resume on agrees on 0.78-0.92 of the 600 steps (20 key pairs, the float64 reference spliced
 #: at step 275), the dealer's first key on 0.965 in the least of the runs seen (a near-tie taken
@@ -24,9 +28,9 @@ STEPS = 600  # three exploration / reward blocks of 256: the resume point falls 
 RESUMED_SECRET_AGREEMENT = 0.94
 
 
-def settings(exploration):
+def settings(exploration, steps=STEPS):
     # exact truncation (the default): no wrap can send a run off the float64 path
-    return ["--seed", "4", "--set", f"hannun.iterations={STEPS}", "--set", "run.deadline_s=15",
+    return ["--seed", "4", "--set", f"hannun.iterations={steps}", "--set", "run.deadline_s=15",
             "--set", f'hannun.exploration="{exploration}"']
 
 
@@ -40,7 +44,7 @@ def whole(tmp_path_factory):
 
 @pytest.mark.parametrize("victim", ["feature_holder.1", "dealer.0"])
 def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim, whole):
-    resumed = kill_and_resume(cli, tmp_path, victim, "seeded")
+    resumed = kill_and_resume(cli, tmp_path, victim, "seeded", STEPS, kill_after=100)
     assert resumed["series"] == whole["series"]
     for key in ("cumulative_reward", "cumulative_regret"):
         assert resumed[key] == whole[key], key
@@ -54,16 +58,19 @@ def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, vi
 def test_killed_secret_run_resumes_on_the_dealers_first_key(cli, tmp_path):
     """No other run shares a secret key; the resumed one agrees with the replay of its dealer's
     key (but for fixed-point near-ties) far beyond what a newly drawn key could."""
-    resumed = kill_and_resume(cli, tmp_path, "dealer.0", "secret")
+    resumed = kill_and_resume(cli, tmp_path, "dealer.0", "secret", SECRET_STEPS, kill_after=280)
     assert_matches_replay(resumed, least=RESUMED_SECRET_AGREEMENT)
 
 
 
-def kill_and_resume(cli, tmp_path, victim, exploration):
-    """Kill victim past step 280 of a checkpointing run and resume it; the resumed summary."""
-    resumed = partyprocs.kill_and_resume(cli, "configs/hannun-synthetic.toml", settings(exploration),
-                                         tmp_path / "run", victim, every=EVERY, kill_after=280)
+def kill_and_resume(cli, tmp_path, victim, exploration, steps, kill_after):
+    """Kill victim past step kill_after of a checkpointing run of steps and resume it; the
+    resumed summary."""
+    resumed = partyprocs.kill_and_resume(cli, "configs/hannun-synthetic.toml",
+                                         settings(exploration, steps), tmp_path / "run", victim,
+                                         every=EVERY, kill_after=kill_after)
     assert (tmp_path / "run" / "checkpoints" / "dealer.0" / "finished.ckpt").exists()
-    assert 275 <= resumed["resumed_from"] < STEPS and resumed["resumed_from"] % EVERY == 0
-    assert len(resumed["series"]["arms"]) == STEPS
+    assert kill_after // EVERY * EVERY <= resumed["resumed_from"] < steps
+    assert resumed["resumed_from"] % EVERY == 0
+    assert len(resumed["series"]["arms"]) == steps
     return resumed

@@ -11,7 +11,7 @@ from partyprocs import assert_same_cost_per_step, kill_and_resume
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 EVERY = 25
-ROUNDS = 400  # > 2 x WINDOW_ROUNDS, so go-aheads are due on both sides of the resume point
+ROUNDS = 200  # > 2 x WINDOW_ROUNDS, so go-aheads are due on both sides of the resume point
 
 
 def settings(algorithm, seed=3):
@@ -25,9 +25,9 @@ def settings(algorithm, seed=3):
 def test_killed_o3m_run_resumes_to_the_uninterrupted_result(cli, tmp_path, algorithm, victim):
     out = tmp_path / "run"
     resumed = kill_and_resume(cli, "configs/o3m-synthetic.toml", settings(algorithm), out, victim,
-                              every=EVERY, kill_after=150)
+                              every=EVERY, kill_after=75)
     assert (out / "checkpoints" / "pmg.0" / "finished.ckpt").exists()
-    assert 150 <= resumed["resumed_from"] < ROUNDS and resumed["resumed_from"] % EVERY == 0
+    assert 75 <= resumed["resumed_from"] < ROUNDS and resumed["resumed_from"] % EVERY == 0
 
     cli("run", "configs/o3m-synthetic.toml", "--out", tmp_path / "whole", *settings(algorithm))
     whole = json.loads((tmp_path / "whole" / "summary.json").read_text())

@@ -14,7 +14,7 @@ from partyprocs import assert_same_cost_per_step, kill_and_resume
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 EVERY = 25
-BUDGET = 400  # the size proves nothing here: the state carried across the resume does
+BUDGET = 200  # the size proves nothing here: the state carried across the resume does
 
 
 def settings(algorithm):
@@ -28,8 +28,8 @@ def settings(algorithm):
                                                ("pursuit", "comp.0")])
 def test_killed_samba_run_resumes_to_the_uninterrupted_result(cli, tmp_path, algorithm, victim):
     resumed = kill_and_resume(cli, "configs/samba-synthetic.toml", settings(algorithm),
-                              tmp_path / "run", victim, every=EVERY, kill_after=150, timeout=60)
-    assert 125 <= resumed["resumed_from"] < BUDGET and resumed["resumed_from"] % EVERY == 0
+                              tmp_path / "run", victim, every=EVERY, kill_after=60, timeout=60)
+    assert 50 <= resumed["resumed_from"] < BUDGET and resumed["resumed_from"] % EVERY == 0
 
     cli("run", "configs/samba-synthetic.toml", "--out", tmp_path / "whole", *settings(algorithm))
     whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
@@ -37,6 +37,4 @@ def test_killed_samba_run_resumes_to_the_uninterrupted_result(cli, tmp_path, alg
     assert resumed["series"] == whole["series"]
     assert resumed["cumulative_reward"] == whole["cumulative_reward"]
     assert resumed["cumulative_reward"] == sum(resumed["series"]["rewards"])
-    # the set-up each run repeats (key exchange, a handful of rounds) weighs 2-4 % on the ~250
-    # steps a resumed run counts
-    assert_same_cost_per_step(resumed, whole, rel=0.05)
+    assert_same_cost_per_step(resumed, whole)
