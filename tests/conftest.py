@@ -1,8 +1,10 @@
 import compileall
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,13 +20,24 @@ if _WORKER.startswith("gw") and _WORKER[2:].isdigit():
 
 
 def pytest_configure(config):
-    """Compile the package's bytecode once, before the workers start: the suite starts
-    thousands of `python -m mpcbandit` processes, and where PYTHONDONTWRITEBYTECODE is set (as
-    on our machines) each one would compile every module from source again (~0.1 s of CPU a
-    process, a tenth of the suite). Python reads the cached files even where it may not write."""
+    """Compile the package's bytecode once, before the workers start: the suite starts a
+    `python -m mpcbandit` process for every party of every run, and where
+    PYTHONDONTWRITEBYTECODE is set (as on our machines) each one would compile every module
+    from source again (~0.1 s of CPU a process). Python reads cached files where it may not
+    write them."""
     if not hasattr(config, "workerinput"):
         for package in ("mpcbandit", "dealer", "parties"):
             compileall.compile_dir(REPO / package, quiet=1)
+        # fitted arrays (MNIST's PCA) in a folder of the suite's own, shared by its workers
+        if "MPCBANDIT_CACHE" not in os.environ:
+            config._mpcbandit_cache = tempfile.mkdtemp(prefix="mpcbandit-cache-")
+            os.environ["MPCBANDIT_CACHE"] = config._mpcbandit_cache
+
+
+def pytest_unconfigure(config):
+    """Remove the suite's cache folder."""
+    if getattr(config, "_mpcbandit_cache", None):
+        shutil.rmtree(config._mpcbandit_cache, ignore_errors=True)
 
 
 def load_script(name: str):

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from mpcbandit.data import read_data_file
+from mpcbandit.data.fit_cache import digest_files, fitted
 from mpcbandit.errors import DataError
 
 __all__ = ["read_idx", "load_mnist", "pca_project", "mnist_features", "mnist_present",
@@ -110,11 +111,20 @@ def pca_project(x: np.ndarray, dims: int, mean: np.ndarray | None = None,
 
 def mnist_features(directory: Path, dims: int = 20, split: str = "train",
                    fit_split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """(unit-norm PCA features N x dims, labels N); the PCA is fitted on fit_split."""
+    """(unit-norm PCA features N x dims, labels N); the PCA is fitted on fit_split, once per
+    machine (data/fit_cache.py keeps its mean and basis)."""
     images, labels = load_mnist(directory, split)
-    fit = images if fit_split == split else load_mnist(directory, fit_split)[0]
-    _, mean, basis = pca_project(fit.astype(np.float64) / 255.0, dims)
-    z, _, _ = pca_project(images.astype(np.float64) / 255.0, dims, mean, basis)
+
+    def fit() -> dict[str, np.ndarray]:
+        fit_images = images if fit_split == split else load_mnist(directory, fit_split)[0]
+        _, mean, basis = pca_project(fit_images.astype(np.float64) / 255.0, dims)
+        return {"mean": mean, "basis": basis}
+
+    source = _find(Path(directory), _FILES[fit_split][0])
+    pca = fitted("mnist-pca", digest_files(source, extra=f"dims={dims}"), ("mean", "basis"), fit)
+    if pca["mean"].shape != (images.shape[1],) or pca["basis"].shape != (images.shape[1], dims):
+        pca = fit()   # an entry of another shape under this digest: never trusted
+    z, _, _ = pca_project(images.astype(np.float64) / 255.0, dims, pca["mean"], pca["basis"])
     return z, labels
 
 
