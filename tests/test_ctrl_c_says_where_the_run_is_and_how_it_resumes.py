@@ -20,12 +20,20 @@ DEMO = ["configs/demo-sum.toml", "--steps", "1000000", "--set", "demo.length=8"]
 NAMES = [p.name for p in load_config(REPO / "configs" / "demo-sum.toml").parties()]
 
 
+def as_a_terminal_starts_it() -> None:
+    """In the child: SIGINT handled by default, as an interactive shell leaves it for a job in
+    the foreground. A program inherits an ignored SIGINT (and Python then keeps ignoring it), and
+    a test worker's process may have come to ignore it: a full suite once saw Ctrl-C ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def start(*args, out):
     """`mpcbandit run ARGS --out OUT` in its own process group, as a terminal starts it."""
     return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *args, "--out", str(out)],
                             cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=as_a_terminal_starts_it)
 
 
 def interrupt(launcher, group: bool) -> str:
