@@ -100,7 +100,7 @@ def test_a_checkpoint_of_another_run_instance_of_the_same_config_is_refused(tmp_
 
 # two runs of one config and seed, each killed past iteration KILL_AFTER: with a checkpoint
 # every EVERY iterations, both keep iteration RESUMED_AT, where the first resumes
-EVERY, KILL_AFTER, RESUMED_AT = 250, 600, 500
+EVERY, KILL_AFTER, RESUMED_AT = 150, 170, 150
 
 
 def killed_run(out: Path) -> None:
