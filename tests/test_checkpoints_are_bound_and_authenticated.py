@@ -107,7 +107,8 @@ def killed_run(out: Path) -> None:
     launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", "demo.iterations=1500",
                          "--set", "demo.length=8", "--set", "run.deadline_s=15",
                          # >= 4.6 ms an iteration (test_checkpoint_resume_gives_the_...)
-                         "--net", "one_way_ms=2,mbit_s=0.2", "--checkpoint-every", EVERY, out=out)
+                         "--net", "one_way_ms=2,mbit_s=0.2", "--no-estimate", "--checkpoint-every", EVERY,
+                         out=out)
     wait_for_progress(out / "progress", minimum=KILL_AFTER, parties=("compute.0", "output.0"))
     err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
     assert launcher.returncode != 0 and "compute.0" in err, err

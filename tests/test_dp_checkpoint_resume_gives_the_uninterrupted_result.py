@@ -23,9 +23,10 @@ COMPARED = ("series", "agents", "cumulative_regret", "sync_rounds")
 def settings(section, horizon, seed=5):
     # the emulated 3 ms hop keeps a round >= 3 ms, so on a fast machine the run is still
     # under way when progress (written every 0.25 s) shows the kill point; FedUCB's log-det
-    # rule sends a message every round (its fixed schedules only at the sync rounds)
+    # rule sends a message every round (its fixed schedules only at the sync rounds); no
+    # probes of the duration first: what is checked is the resume
     paced = ["--set", 'feducb.schedule="threshold"'] if section == "feducb" else []
-    return [*paced, "--seed", str(seed), "--set", f"{section}.horizon={horizon}",
+    return [*paced, "--no-estimate", "--seed", str(seed), "--set", f"{section}.horizon={horizon}",
             "--set", f"{section}.seeded_noise=true", "--set", "run.deadline_s=15",
             "--set", "run.net={one_way_ms = 3.0}"]
 
