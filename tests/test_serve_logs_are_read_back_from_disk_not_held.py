@@ -43,7 +43,7 @@ def test_the_op_log_holds_no_op_and_a_resume_reads_back_those_it_replays(tmp_pat
     grown = _grown_while(log_ops)
     assert oplog.n == OPS
     oplog.close()
-    assert grown < 2**20, grown   # 4,000 ops of 8 ids: 7.7 MB held before
+    assert grown < 2**20, grown   # 4,000 ops of 8 ids: 3.4 MB held before
 
     again = OpLog(path)   # a resume
     try:
@@ -73,7 +73,7 @@ def test_a_request_log_opened_again_is_walked_from_disk_each_time_it_is_read(tmp
     grown = _grown_while(reopen)
     log = holder["log"]
     try:
-        assert grown < 2**20, grown   # 4,000 records: 3.4 MB held before
+        assert grown < 2**20, grown   # 4,000 records: 2.9 MB held before
         assert len(log.records) == OPS
         log.append({"kind": "context", "id": "after", "features": [0.5] * 8}).result(30)
         for _ in range(2):   # read twice: the records at open, not those appended since
