@@ -23,7 +23,8 @@ from mpcbandit.mpc.prg import Prg
 from mpcbandit.mpc.ring import RING_DTYPE, wraps_signed, wraps_unsigned
 from mpcbandit.mpc.triangle import outer_upper, sym_matvec
 
-__all__ = ["Component", "Kind", "KINDS", "layout", "expand_shares", "make_batch", "kind_key"]
+__all__ = ["Component", "Kind", "KINDS", "layout", "expand_shares", "make_batch", "kind_key",
+           "row_split"]
 
 U64 = RING_DTYPE
 
@@ -45,6 +46,9 @@ class Kind:
 
     components: Callable[..., list[Component]]
     derive: Callable[..., dict[str, np.ndarray]]
+    #: (rows, params of one row) when every component carries the params' leading axis as a
+    #: batch axis (the same product row by row), else None: such material may be dealt by row
+    rows: Callable[..., tuple[int, tuple] | None] = lambda *params: None
 
 
 def _u01(prg: Prg, shape) -> np.ndarray:
@@ -73,6 +77,17 @@ def _triangle_size(d: int) -> int:
     return d * (d + 1) // 2
 
 
+def _batch_rows(least_ndim: int) -> Callable[..., tuple[int, tuple] | None]:
+    """Kind.rows for a kind of two operand shapes whose leading axes are batch axes when both
+    have least_ndim axes or more, as many as each other, and the same leading length."""
+    def rows(sx, sy):
+        sx, sy = tuple(sx), tuple(sy)
+        if len(sx) == len(sy) >= least_ndim and sx[0] == sy[0]:
+            return sx[0], (sx[1:], sy[1:])
+        return None
+    return rows
+
+
 KINDS: dict[str, Kind] = {
     # Beaver triple for elementwise products: c = a·b
     "mul": Kind(lambda: [Component("a", (), "A", True), Component("b", (), "A", True),
@@ -85,19 +100,22 @@ KINDS: dict[str, Kind] = {
     "matmul": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
                                    Component("b", tuple(sy), "A", True),
                                    Component("c", _matmul_shape(sx, sy), "A", False)],
-                   lambda p, f, s, prg, u: {"c": _aligned(np.matmul, f["a"], f["b"])}),
+                   lambda p, f, s, prg, u: {"c": _aligned(np.matmul, f["a"], f["b"])},
+                   _batch_rows(3)),
     # triple for M v, M symmetric given by its upper triangles (sx = (..., E)), v of sy = (..., D)
     "symmatvec": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
                                       Component("b", tuple(sy), "A", True),
                                       Component("c", _vector_pair_shape(sx, sy, sy[-1]), "A",
                                                 False)],
-                      lambda p, f, s, prg, u: {"c": _aligned(sym_matvec, f["a"], f["b"])}),
+                      lambda p, f, s, prg, u: {"c": _aligned(sym_matvec, f["a"], f["b"])},
+                      _batch_rows(2)),
     # triple for the upper triangle of p qᵀ, p of sx = (..., D), q of sy = (..., D)
     "outer_upper": Kind(lambda sx, sy: [Component("a", tuple(sx), "A", True),
                                         Component("b", tuple(sy), "A", True),
                                         Component("c", _vector_pair_shape(
                                             sx, sy, _triangle_size(sx[-1])), "A", False)],
-                        lambda p, f, s, prg, u: {"c": _aligned(outer_upper, f["a"], f["b"])}),
+                        lambda p, f, s, prg, u: {"c": _aligned(outer_upper, f["a"], f["b"])},
+                        _batch_rows(2)),
     # triple for the outer product of three vectors, z[i, j, k] = p_i q_j w_k in one opening:
     # a, b, c and every product of two or three of them
     "outer3": Kind(lambda i, j, k: [Component("a", (i,), "A", True),
@@ -117,7 +135,8 @@ KINDS: dict[str, Kind] = {
                                          Component("al_a", tuple(su), "A", False),
                                          Component("al_aa", (*su[:-1], _triangle_size(su[-1])),
                                                    "A", False)],
-                         lambda p, f, s, prg, u: _scaled_outer_products(f["al"], f["a"])),
+                         lambda p, f, s, prg, u: _scaled_outer_products(f["al"], f["a"]),
+                         _batch_rows(2)),
     # binary (AND) triple on 64-bit words: c = a & b
     "and": Kind(lambda: [Component("a", (), "B", True), Component("b", (), "B", True),
                          Component("c", (), "B", False)],
@@ -148,7 +167,8 @@ KINDS: dict[str, Kind] = {
                                      *(Component(k, tuple(sy), "A", False, narrow=k != "c")
                                        for k in ("c", "a_al", "a_be", "al_be", "a_al_be"))],
                      lambda p, f, s, prg, u: _multrunc_products(f["a"], f["b"], s["al"][0],
-                                                                s["be"][1])),
+                                                                s["be"][1]),
+                     _batch_rows(1)),
     # r shared both arithmetically and in binary (for A2B / MSB)
     "edabit": Kind(lambda: [Component("r", (), "A", True), Component("rb", (), "B", False)],
                    lambda p, f, s, prg, u: {"rb": f["r"].copy()}),
@@ -222,6 +242,12 @@ def _derive_samples(kind: str, params: tuple, units: int, prg: Prg) -> dict[str,
 def kind_key(kind: str, params: tuple) -> tuple:
     """A hashable, wire-friendly key of (kind, params)."""
     return (kind, *(tuple(p) if isinstance(p, (list, tuple)) else p for p in params))
+
+
+def row_split(kind: str, params: tuple) -> tuple[int, tuple] | None:
+    """(rows, params of one row) when one unit of kind with params is that many independent
+    rows of a smaller kind (Kind.rows), else None."""
+    return KINDS[kind].rows(*params) if kind in KINDS else None
 
 
 def layout(kind: str, params: tuple) -> list[Component]:

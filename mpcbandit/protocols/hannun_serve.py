@@ -12,6 +12,7 @@ a decision closed without a reward (serve.reward_timeout_s), and p' drops it.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -181,15 +182,18 @@ def _reward_holder(ctx: ServeContext) -> str | None:
     follower = Follower(ctx, P1)
     start, _ = follower.join()
     saved = ctx.state.load(start) if start else {"consumed": 0, "unapplied": []}
-    feed = [r for r in port.records if r.get("kind") in ("reward", "expired")]
     unapplied = dict(saved["unapplied"])   # id -> "reward" | "expired", reported, not applied
-    backlog = feed[saved["consumed"]:]
+    # the log's rewards and closings not reported before the checkpoint, and the rewards of
+    # those reported but not applied: what is left to apply (the log is read, not held)
+    feed = (r for r in port.records if r.get("kind") in ("reward", "expired"))
+    backlog = [{"id": r["id"], "kind": r["kind"]}
+               for r in itertools.islice(feed, saved["consumed"], None)]
     wanted = set(unapplied) | {r["id"] for r in backlog}
-    rewards = {r["id"]: r["reward"] for r in feed if r.get("kind") == "reward"
+    rewards = {r["id"]: r["reward"] for r in port.records if r.get("kind") == "reward"
                and r["id"] in wanted}
     decided = {r["id"] for r in port.records if r.get("kind") == "decided"}
     replayed: set[str] = set()   # applied by the ops replayed at this start
-    consumed, live = len(feed), False
+    consumed, live = saved["consumed"] + len(backlog), False
 
     def notify(items) -> None:
         new = {r["id"]: r["kind"] for r in items}
@@ -221,10 +225,10 @@ def _reward_holder(ctx: ServeContext) -> str | None:
             ctx.state.save(op["n"], {"consumed": consumed, "unapplied": list(unapplied.items())})
             follower.saved(op["n"])
         elif kind == "live":   # replay done: what was reported before the restart, again
-            live, decided = True, set()
             again = [{"id": i, "kind": k} for i, k in unapplied.items()]
             notify(again + [r for r in backlog if r["id"] not in unapplied
                             and r["id"] not in replayed])
+            live, decided, backlog, replayed = True, set(), [], set()
             port.report(ready=True, reason="")
         elif kind == "stop":
             return op.get("by")

@@ -48,13 +48,15 @@ class ContextStore:
         self._cond = threading.Condition()
         self.slices: dict[str, tuple[np.ndarray, float]] = {}
         keep = set(pending)
-        records = [r for r in port.records if r.get("kind") == "context"]
-        for i, r in enumerate(records):   # those taken in before the checkpoint and not used
-            if i >= consumed or r["id"] in keep:
+        #: context records of the log taken in, in the log's order
+        self.consumed = 0
+        for r in port.records:   # those taken in before the checkpoint and not used, and after
+            if r.get("kind") != "context":
+                continue
+            if self.consumed >= consumed or r["id"] in keep:
                 self.slices[r["id"]] = (np.asarray(r["features"], dtype=np.float64),
                                         float(r.get("at", time.time())))
-        #: context records of the log taken in, in the log's order
-        self.consumed = len(records)
+            self.consumed += 1
         self._closed = False
         self._thread = threading.Thread(target=self._intake, name="contexts intake", daemon=True)
         self._thread.start()

@@ -98,12 +98,13 @@ class _Active(Leader):
         self.q = own_mask(ctx, 0, model=bool(start))
         self.store = context_store(ctx, 0, store)
         records = self.port.records
-        #: rewards by id: the log's, then the queue's
+        #: rewards by id, until applied: the log's, then the queue's
         self.reward_of = {r["id"]: r["reward"] for r in records if r.get("kind") == "reward"}
         self.replay(start, lambda: len(self.pending))
-        applied = {i for op in self.oplog.ops if op["kind"] != "decide" for i in op["ids"]}
+        # the log's rewards applied before this start are not kept: only those still to apply
+        self.reward_of = {i: r for i, r in self.reward_of.items() if i in self.pending}
         self.note([(r["id"], r["kind"] == "reward") for r in records
-                   if r.get("kind") in ("reward", "expired") and r["id"] not in applied])
+                   if r.get("kind") in ("reward", "expired")])
 
     # ------------------------------------------------------------ the rewards it holds
     def note(self, items) -> None:
@@ -209,7 +210,7 @@ class _Active(Leader):
         norm = float(np.linalg.norm(self.bandit.theta))
         if not self.replaying:
             durable(self.oplog.append("update", ids, theta_norm=norm))
-        elif abs(norm - (logged := self.oplog.ops[n - 1].get("theta_norm", norm))) > \
+        elif abs(norm - (logged := self.replayed.get("theta_norm", norm))) > \
                 1e-9 * max(1.0, norm):
             raise DataError(f"op {n} replayed: |theta| {norm!r}, the op log says {logged!r}: "
                             "the replay differs")

@@ -30,7 +30,10 @@ class Leader:
         self.serve = ctx.config.serve
         self.followers, self.listen = followers, listen
         self.oplog = OpLog(ctx.state.oplog_path)
-        self.logged = {r["id"]: r["arm"] for r in self.port.records if r.get("kind") == "decision"}
+        #: the arms logged of the decisions a resume replays (filled by ``agree``)
+        self.logged: dict[str, int] = {}
+        #: the op being replayed (its record as logged)
+        self.replayed: dict = {}
         self.ready: dict[str, None] = {}      # rewards to apply, in their order
         self.closing: dict[str, None] = {}    # decisions closed without a reward
         self.leaving: str | None = None
@@ -40,15 +43,20 @@ class Leader:
     def agree(self) -> int:
         """Where the service resumes (the last op every party checkpointed; 0: afresh)."""
         self.last_checkpoint = agree_resume(self.ctx, self.followers, self.oplog.n)
+        replayed = {i for op in self.oplog.logged_after(self.last_checkpoint)
+                    if op["kind"] == "decide" for i in op["ids"]}
+        self.logged = {r["id"]: r["arm"] for r in self.port.records
+                       if r.get("kind") == "decision" and r["id"] in replayed}
         return self.last_checkpoint
 
     def replay(self, start: int, awaiting) -> None:
         """Replay the op log after op `start`, then tell the followers the service is live;
         awaiting() counts the decisions awaiting their reward."""
-        for op in self.oplog.ops[start:]:
+        for op in self.oplog.logged_after(start):
+            self.replayed = op
             {"decide": self.decide, "update": self.update, "drop": self.drop}[op["kind"]](
                 op["ids"], op["n"])
-        self.replaying, self.logged = False, {}
+        self.replaying, self.logged, self.replayed = False, {}, {}
         for f in self.followers:
             self.chan.send(OPS, f, {"kind": "live"})
         self.port.report(ready=True, step=self.oplog.n, reason="")

@@ -16,13 +16,14 @@ its own (Hannun's HAVE).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from mpcbandit.bodies import expect_field
 from mpcbandit.checkpoint import CheckpointStore, checkpoint_iterations
@@ -270,33 +271,31 @@ class Follower:
         self.chan.send(UP, self.leader, {"saved": n})
 
 
-@dataclass
 class OpLog:
     """The leader's log of ops, ``{"n", "kind", "ids"}`` a record, each durable before its
-    op's result can be known anywhere (the shell's log format: CRC per line, fsync)."""
+    op's result can be known anywhere (the shell's log format: CRC per line, fsync). Only
+    their count is kept in memory; the ops logged before this start are read back from the
+    file when they are replayed."""
 
-    path: Path
-    wal: WriteAheadLog = field(init=False)
-    ops: list[dict] = field(init=False)
-
-    def __post_init__(self):
+    def __init__(self, path: Path):
+        self.path = Path(path)
         self.wal = WriteAheadLog(self.path)
-        self.ops = list(self.wal.records)
-        for i, op in enumerate(self.ops):
-            if op.get("n") != i + 1 or not isinstance(op.get("ids"), list):
-                raise DataError(f"{self.path}: record {i + 1} is not op {i + 1} "
+        #: ops logged
+        self.n = 0
+        for op in self.wal.records:
+            if op.get("n") != self.n + 1 or not isinstance(op.get("ids"), list):
+                raise DataError(f"{self.path}: record {self.n + 1} is not op {self.n + 1} "
                                 f"(read {str(op)[:80]})")
+            self.n += 1
 
-    @property
-    def n(self) -> int:
-        """Ops logged."""
-        return len(self.ops)
+    def logged_after(self, start: int) -> Iterator[dict]:
+        """The ops logged before this start that follow op `start`, in order."""
+        return itertools.islice(self.wal.records, start, None)
 
     def append(self, kind: str, ids: list[str], **extra) -> Future:
         """Log the next op; the future resolves once it is on disk."""
-        op = {"n": self.n + 1, "kind": kind, "ids": list(ids), **extra}
-        self.ops.append(op)
-        return self.wal.append(op)
+        self.n += 1
+        return self.wal.append({"n": self.n, "kind": kind, "ids": list(ids), **extra})
 
     def close(self) -> None:
         self.wal.close()

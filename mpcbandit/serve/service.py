@@ -91,7 +91,7 @@ class Service:
         self.wal = WriteAheadLog(wal_path)
         #: the log as read back at start, for the backend to replay
         self.records = self.wal.records
-        self.book = IdBook(takes_rewards=role.rewards)
+        self.book = IdBook(wal_path.with_suffix(".ids"), takes_rewards=role.rewards)
         self.book.replay(self.records)
         self.queues = {k: BatchQueue(k, serve.queue_limit) for k in role.kinds}
         self.metrics = ServeMetrics()

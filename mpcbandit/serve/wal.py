@@ -11,6 +11,8 @@ therefore in the log, in the log's order.
 On open the log is read back: a damaged LAST record (a crash while writing it; it was never
 acknowledged, since acknowledging waits for its fsync) is dropped and cut off; a damaged
 record anywhere else means acknowledged data is damaged, and is refused naming file and line.
+What was read back is walked again from the file whenever a reader asks (``records``): it is
+never held in memory whole.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ import threading
 import zlib
 from concurrent.futures import Future, InvalidStateError
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from mpcbandit.errors import DataError
 from mpcbandit.files import OutputError, make_private_dir
 
-__all__ = ["WriteAheadLog", "encode_record", "read_records"]
+__all__ = ["WriteAheadLog", "LogRecords", "encode_record", "read_records"]
 
 log = logging.getLogger(__name__)
 
@@ -57,31 +59,72 @@ def _decode_line(line: bytes) -> dict | None:
     return record if isinstance(record, dict) else None
 
 
+def _walk(path: Path, end: int | None = None) -> Iterator[tuple[dict | None, int]]:
+    """Each whole record of the log (through byte end, if given) with the bytes through it;
+    a torn last record is (None, the bytes before it), a damaged one before the last a
+    DataError naming the file and the line."""
+    good = 0
+    with open(path, "rb") as f:
+        lines = iter(f)
+        for number, line in enumerate(lines, 1):
+            record = _decode_line(line)
+            if record is None:
+                if next(lines, None) is not None:
+                    raise DataError(f"{path}: record at line {number} is damaged and is not "
+                                    "the last: acknowledged records may be lost; refusing to "
+                                    "continue from this log (keep a copy; the records "
+                                    "before that line are intact)")
+                yield None, good
+                return
+            good += len(line)
+            yield record, good
+            if end is not None and good >= end:
+                return
+
+
+def _scan(path: Path, keep: list | None = None) -> tuple[int, int, bool]:
+    """(records, bytes that hold them whole, whether a torn last record follows them); the
+    records are appended to keep if given."""
+    count = good = 0
+    try:
+        for record, good in _walk(path):
+            if record is None:
+                return count, good, True
+            count += 1
+            if keep is not None:
+                keep.append(record)
+    except FileNotFoundError:
+        return 0, 0, False
+    except OSError as e:
+        raise OutputError(path, e, "read") from None
+    return count, good, False
+
+
 def read_records(path: Path) -> tuple[list[dict], int, bool]:
     """(records, bytes that hold them whole, whether a torn last record follows them)."""
     records: list[dict] = []
-    good = 0
-    try:
-        with open(path, "rb") as f:
-            lines = iter(f)
-            number = 0
-            for line in lines:
-                number += 1
-                record = _decode_line(line)
-                if record is None:
-                    if next(lines, None) is not None:
-                        raise DataError(f"{path}: record at line {number} is damaged and is not "
-                                        "the last: acknowledged records may be lost; refusing to "
-                                        "continue from this log (keep a copy; the records "
-                                        "before that line are intact)")
-                    return records, good, True
-                records.append(record)
-                good += len(line)
-    except FileNotFoundError:
-        return [], 0, False
-    except OSError as e:
-        raise OutputError(path, e, "read") from None
-    return records, good, False
+    _, good, torn = _scan(path, records)
+    return records, good, torn
+
+
+class LogRecords:
+    """The records a log held when it was opened, read from its file each time they are
+    walked: a service's log grows for months, and none of it is kept in memory."""
+
+    def __init__(self, path: Path, end: int, count: int):
+        self.path, self.end, self.count = path, end, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[dict]:
+        if not self.end:
+            return
+        try:
+            for record, _ in _walk(self.path, self.end):
+                yield record
+        except OSError as e:
+            raise OutputError(self.path, e, "read") from None
 
 
 def _settle(fut: Future, record: dict, error: BaseException | None) -> None:
@@ -101,7 +144,9 @@ class WriteAheadLog:
     def __init__(self, path: Path, *, group_limit: int = 4096):
         self.path = Path(path)
         make_private_dir(self.path.parent)
-        self.records, good, torn = read_records(self.path)
+        count, good, torn = _scan(self.path)
+        #: the records read back at open (walked from the file, not held)
+        self.records = LogRecords(self.path, good, count)
         self.dropped_torn_record = torn
         self._group_limit = group_limit
         self._fd = self._open_private(good, torn)
