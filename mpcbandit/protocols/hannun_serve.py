@@ -12,7 +12,6 @@ a decision closed without a reward (serve.reward_timeout_s), and p' drops it.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import time
@@ -183,15 +182,21 @@ def _reward_holder(ctx: ServeContext) -> str | None:
     start, _ = follower.join()
     saved = ctx.state.load(start) if start else {"consumed": 0, "unapplied": []}
     unapplied = dict(saved["unapplied"])   # id -> "reward" | "expired", reported, not applied
-    # the log's rewards and closings not reported before the checkpoint, and the rewards of
-    # those reported but not applied: what is left to apply (the log is read, not held)
-    feed = (r for r in port.records if r.get("kind") in ("reward", "expired"))
-    backlog = [{"id": r["id"], "kind": r["kind"]}
-               for r in itertools.islice(feed, saved["consumed"], None)]
-    wanted = set(unapplied) | {r["id"] for r in backlog}
-    rewards = {r["id"]: r["reward"] for r in port.records if r.get("kind") == "reward"
-               and r["id"] in wanted}
-    decided = {r["id"] for r in port.records if r.get("kind") == "decided"}
+    # one walk of the log (read, not held): the rewards and closings not reported before the
+    # checkpoint (the backlog), the rewards of those and of the ones reported but not applied
+    # (what is left to apply), and the decided ids
+    backlog, rewards, decided, seen = [], {}, set(), 0
+    for r in port.records:
+        kind = r.get("kind")
+        if kind == "decided":
+            decided.add(r["id"])
+        elif kind in ("reward", "expired"):
+            late = seen >= saved["consumed"]
+            seen += 1
+            if late:
+                backlog.append({"id": r["id"], "kind": kind})
+            if kind == "reward" and (late or r["id"] in unapplied):
+                rewards[r["id"]] = r["reward"]
     replayed: set[str] = set()   # applied by the ops replayed at this start
     consumed, live = saved["consumed"] + len(backlog), False
 

@@ -7,8 +7,8 @@ its last SPILL ids in a set, and moves them in one transaction to an index on di
 beside the log, private as the log is) when the set is full. The index is only ever read back
 by this process: it is made afresh from the log at every start (the log is what is durable),
 so it needs no journal on disk and no fsync. An index that cannot be written (a full disk)
-leaves the ids in memory, still refused, and is tried again later. Decisions awaiting their reward stay in memory: they are
-the ones the party must close after serve.reward_timeout_s.
+leaves the ids in memory, still refused, and is tried again later. Decisions awaiting their
+reward stay in memory: they are the ones the party must close after serve.reward_timeout_s.
 """
 
 from __future__ import annotations
