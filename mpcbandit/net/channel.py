@@ -145,6 +145,37 @@ class Channel:
         Watches the peers as every wait does, also across short polls (PeerGone)."""
         return self._first_of(label, list(senders), wait_s)
 
+    def arrived(self, label: str, peer: str) -> bool:
+        """Whether peer's next label message is here (on an emulated network: and due), so
+        that receiving it will not wait. Reads what the link holds, without waiting."""
+        while self._pump(0):
+            pass
+        got = self._buffer.get((peer, f"{label}#{self._count_in[(peer, label)]}"))
+        return got is not None and got[0] <= time.perf_counter()
+
+    def wait_any(self, wanted: Iterable[tuple[str, str]], wait_s: float) -> bool:
+        """Wait up to wait_s until one of the (label, peer) messages has arrived (a party with
+        several ops under way waits for whichever can go on); whether one has. Watches the
+        peers as every wait does."""
+        wanted = list(wanted)
+        end = time.perf_counter() + wait_s
+        while True:
+            due = [self._buffer.get((p, f"{label}#{self._count_in[(p, label)]}"))
+                   for label, p in wanted]
+            now = time.perf_counter()
+            soonest = min((d[0] for d in due if d is not None), default=None)
+            if soonest is not None and soonest <= now:
+                return True
+            if now >= end:
+                return False
+            check_stop()
+            if now >= self._watch_at:
+                self._watch_peers("|".join(sorted({label for label, _ in wanted})) + "#*")
+                self._watch_at = now + _WATCH_S
+            until = end if soonest is None else min(end, soonest)
+            if not self._pump(min(until - now, _WATCH_S)) and soonest is not None:
+                time.sleep(max(0.0, min(until, soonest) - time.perf_counter()))
+
     def _first_of(self, label: str, senders: list[str], wait_s: float) -> tuple[str, Any] | None:
         t1 = time.perf_counter()
         st = self.stats.op(label)
