@@ -10,10 +10,10 @@ decision is never asked for is dropped after serve.reward_timeout_s.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
+from collections import deque
 
 import numpy as np
 
@@ -21,19 +21,23 @@ from mpcbandit.bodies import expect_field
 from mpcbandit.data.hannun_data import feature_slices
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
-from mpcbandit.mpc.rounds import Op
+from mpcbandit.mpc.rounds import Round
+from mpcbandit.mpc.schedule import RoundScheduler
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols import hannun
 from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, decide, initial_state,
                                               share_contexts, update)
 from mpcbandit.protocols.hannun_stream import ServedExploration
-from mpcbandit.protocols.serve_loop import Follower, ServeContext
+from mpcbandit.protocols.serve_loop import OPS, UP, Follower, ServeContext
 
 __all__ = ["HAVE", "ContextStore", "run_holder"]
 
 log = logging.getLogger("mpcbandit.serve")
 
 HAVE = "serve.have"          # each holder tells the others and p' which slices it has
+ROUNDS = "serve.rounds"      # the holders' merged rounds (every op's messages among them)
+#: model versions a holder keeps: p' names the last it knows applied, one more may be done
+KEEP_VERSIONS = 3
 PULLER, REWARD, DEALER = (f"{role}.0" for role in (hannun.PULLER, hannun.REWARD, hannun.DEALER))
 DEALER_LABEL = "dealer"      # the engine's requests to the dealer: the stream's words go along
 
@@ -117,6 +121,14 @@ class ContextStore:
         self._thread.join(1.0)
 
 
+class _Stopped(Exception):
+    """p' stopped the service (by: the party that stopped it)."""
+
+    def __init__(self, by: str | None):
+        super().__init__(by)
+        self.by = by
+
+
 def _share_and_decide(eng, holders, state, mine, me, explore, puller):
     xs = yield from share_contexts(eng, holders, mine, me)
     yield from decide(eng, state, xs, explore, puller)
@@ -131,8 +143,21 @@ def _expect_flags(body, count: int, peer: str) -> list[bool]:
     return body
 
 
+def _model(op: dict, latest: int) -> int:
+    """The model version (updates applied) a decision batch reads: p' names it; a log from
+    before versions were named reads the latest."""
+    model = op.get("model", latest)
+    if isinstance(model, bool) or not isinstance(model, int) or model < 0:
+        raise ProtocolError(PULLER, f"serve.ops op {op.get('n')}", f"model {model!r} is not a "
+                            "version")
+    return model
+
+
 class _Holder:
-    """One feature holder's state and its answers to each op."""
+    """One feature holder's state and its answers to each op. The holders run their ops in
+    merged rounds (mpcbandit/mpc/schedule.py): a decision batch starts while an update or
+    earlier batches are under way, reading the model version p' names; the lead holder says
+    in each round which of p''s ops the holders start after it."""
 
     def __init__(self, ctx: ServeContext, holders: list[str]):
         s = ctx.section
@@ -147,14 +172,20 @@ class _Holder:
         saved = ctx.state.load(start) if start else None
         lead = self.eng.lead
         if saved is None:
-            self.state = initial_state(self.eng, s.arms, s.dims, s.regularizer)
+            state = initial_state(self.eng, s.arms, s.dims, s.regularizer)
             self.kept: dict[str, AShare] = {}
-            t, store = 0, {}
+            t, store, self.updates = 0, {}, 0
         else:
-            self.state = {k: AShare.from_state(v, lead) for k, v in saved["shares"].items()}
+            state = {k: AShare.from_state(v, lead) for k, v in saved["shares"].items()}
             rows = AShare.from_state(saved["kept"], lead) if saved["kept_ids"] else None
             self.kept = {i: rows[k] for k, i in enumerate(saved["kept_ids"])}
-            t, store = saved["t"], saved["store"]
+            t, store, self.updates = saved["t"], saved["store"], saved.get("updates", 0)
+        #: the model after each of the last updates: a batch reads the version p' names
+        self.versions = {self.updates: state}
+        self.updating = False
+        self.sched = RoundScheduler(ctx.chan, ROUNDS, holders, ctx.name)
+        #: the lead's ops read from p' and not started yet
+        self.inbox: deque[dict] = deque()
         width = len(feature_slices(s)[self.me])
         lookup = ctx.source if hasattr(ctx.source, "features_of") else None  # a data folder
         self.store = ContextStore(ctx.port, lookup, width, **store,
@@ -165,43 +196,72 @@ class _Holder:
             self.chan.send(DEALER_LABEL, DEALER, {"explore_from": t})
         self.explore = ServedExploration(ctx.chan, DEALER, s, lead, t, ack)
 
-    def prepare(self, op: dict) -> None:
-        """Which of the batch's slices every holder has (each waits at most wait_s for its
-        own), then the decision of those ids (the op number p' gave)."""
-        tag = f"{HAVE} op {op.get('op')}"
-        ids = expect_field(op, "ids", list, PULLER, tag)
+    # ------------------------------------------------------------ which ops start when
+    def startable(self, op: dict) -> bool:
+        """The lead's rule, in a burst of rounds: whether op may start after this round (ops
+        start in p''s order, so the first that may not holds back those behind it)."""
+        kind = op["kind"]
+        if kind == "prepare":
+            ready = all(self.store.wait(op["ids"], 0.0)) or time.monotonic() >= op["_until"]
+            return ready and _model(op, self.updates) <= self.updates
+        if kind == "decide":
+            return _model(op, self.updates) <= self.updates
+        if kind == "update":
+            return not self.updating
+        return kind == "drop"   # checkpoint, live, stop: once every op has ended
+
+    def read_ops(self) -> None:
+        """The lead: take p''s ops that have arrived."""
+        while self.chan.arrived(OPS, PULLER):
+            op = self.follower.next_op(wait_s=0.0)
+            if op is None:
+                break
+            if op["kind"] == "prepare":
+                op["_until"] = time.monotonic() + self._wait_s(op)
+            self.inbox.append(op)
+
+    def _wait_s(self, op: dict) -> float:
         wait_s = op.get("wait_s")
         if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or wait_s < 0:
-            raise ProtocolError(PULLER, tag, f"wait_s {wait_s!r} is not a duration")
-        have = self.store.wait(ids, wait_s)
-        got = self.chan.exchange(HAVE, send={p: have for p in self.others + [PULLER]},
-                                 recv=self.others,
-                                 deadline_s=wait_s + self.ctx.config.run.deadline_s)
-        flags = [have] + [_expect_flags(got[p], len(ids), p) for p in self.others]
-        complete = [i for k, i in enumerate(ids) if all(f[k] for f in flags)]
-        if not complete:
-            return
-        n = expect_field(op, "op", int, PULLER, tag)
-        if n != self.follower.n + 1:
-            raise ProtocolError(PULLER, tag, f"op {n} after op {self.follower.n}")
-        self.follower.n = n
-        self.decide(complete, n)
+            raise ProtocolError(PULLER, f"{HAVE} op {op.get('n')}",
+                                f"wait_s {wait_s!r} is not a duration")
+        return float(wait_s)
 
-    def _run(self, kind: str, op: Op):
-        """Run an op of the service and report its rounds and bytes (/metrics; the dealer's
-        material, fetched ahead, is not the op's)."""
-        before = dataclasses.replace(self.chan.stats.op(op.label))
-        out = self.eng.run(op)
-        cost = self.chan.stats.op(op.label) - before
-        self.ctx.port.report_op(kind, cost.rounds, cost.bytes_sent)
-        return out
+    # ------------------------------------------------------------ the ops
+    def prepare(self, op: dict) -> None:
+        """Which of the batch's slices every holder has (each waits at most wait_s for its
+        own; the lead starts the op once it has them), then the decision of those ids."""
+        n = expect_field(op, "n", int, PULLER, f"{HAVE} op {op.get('n')}")
+        ids = expect_field(op, "ids", list, PULLER, f"{HAVE} op {n}")
+        until = op.get("_until", time.monotonic() + self._wait_s(op))
+        have = self.store.wait(ids, max(0.0, until - time.monotonic()))
+        model = _model(op, self.updates)
 
-    def decide(self, ids: list[str], n: int) -> None:
+        def exchange():
+            self.chan.send(HAVE, PULLER, have)
+            got = yield Round({p: have for p in self.others}, tuple(self.others))
+            return [have] + [_expect_flags(got[p], len(ids), p) for p in self.others]
+
+        def prepared(flags, _running):
+            complete = [i for k, i in enumerate(ids) if all(f[k] for f in flags)]
+            if complete:
+                self.decide(complete, n, model)
+
+        self.sched.add(("prepare", n), HAVE, exchange(), prepared)
+
+    def decide(self, ids: list[str], n: int, model: int) -> None:
+        if model not in self.versions:
+            raise ProtocolError(PULLER, f"serve.ops op {n}", f"a decision on model version "
+                                f"{model}, this holder keeps {sorted(self.versions)}")
         mine = self.store.take(ids, n)
-        xs = self._run("decide", Op(DECIDE, _share_and_decide(
-            self.eng, self.holders, self.state, mine, self.me, self.explore.take(len(ids)),
-            PULLER)))
-        self.kept.update((i, xs[k]) for k, i in enumerate(ids))
+        gen = _share_and_decide(self.eng, self.holders, self.versions[model], mine, self.me,
+                                self.explore.take(len(ids)), PULLER)
+
+        def decided(xs, running):
+            self.kept.update((i, xs[k]) for k, i in enumerate(ids))
+            self.ctx.port.report_op("decide", running.rounds, running.bytes_sent)
+
+        self.sched.add(("decide", n), DECIDE, gen, decided)
 
     def update(self, ids: list[str], n: int) -> None:
         missing = [i for i in ids if i not in self.kept]
@@ -209,16 +269,84 @@ class _Holder:
             raise ProtocolError(PULLER, f"serve.ops op {n}", f"a reward for id {missing[0]!r}, "
                                 "which this holder has no decision of")
         xs = AShare.stack([self.kept.pop(i) for i in ids])
-        self._run("update", Op(UPDATE, update(self.eng, self.state, xs, PULLER, REWARD)))
+        new = dict(self.versions[self.updates])   # update() replaces its entries at its end
+        self.updating = True
+
+        def updated(_, running):
+            self.updates += 1
+            self.versions[self.updates] = new
+            for old in [v for v in self.versions if v <= self.updates - KEEP_VERSIONS]:
+                del self.versions[old]
+            self.updating = False
+            self.ctx.port.report_op("update", running.rounds, running.bytes_sent)
+            if self.eng.lead:
+                self.chan.send(UP, PULLER, {"updated": self.updates, "n": n})
+
+        self.sched.add(("update", n), UPDATE, update(self.eng, new, xs, PULLER, REWARD), updated)
 
     def checkpoint(self, n: int) -> None:
+        if not self.sched.idle:
+            raise ProtocolError(PULLER, "serve.ops checkpoint", f"a checkpoint at op {n} while "
+                                "ops are under way")
+        self.versions = {self.updates: self.versions[self.updates]}
         ids = list(self.kept)
         self.ctx.state.save(n, {
-            "t": self.explore.t, "store": self.store.snapshot(),
-            "shares": {k: v.to_state() for k, v in self.state.items()},
+            "t": self.explore.t, "store": self.store.snapshot(), "updates": self.updates,
+            "shares": {k: v.to_state() for k, v in self.versions[self.updates].items()},
             "kept_ids": ids, "kept": AShare.stack([self.kept[i] for i in ids]).to_state()
             if ids else None})
         self.follower.saved(n)
+
+    def handle(self, op: dict) -> None:
+        """Start or apply one of p''s ops ("stop" raises _Stopped)."""
+        kind = op["kind"]
+        ids = op.get("ids", [])
+        if kind == "prepare":
+            self.prepare(op)
+        elif kind == "decide":        # replayed at a resume: the ids are the log's
+            self.decide(ids, op["n"], _model(op, self.updates))
+        elif kind == "update":
+            self.update(ids, op["n"])
+        elif kind == "drop":          # closed without a reward: nothing to apply
+            for i in ids:
+                self.kept.pop(i, None)
+        elif kind == "checkpoint":
+            self.checkpoint(expect_field(op, "n", int, PULLER, "serve.ops checkpoint"))
+        elif kind == "live":
+            self.ctx.port.report(ready=True, reason="")
+        elif kind == "stop":
+            if not self.sched.idle:
+                raise ProtocolError(PULLER, "serve.ops stop", "a stop while ops are under way")
+            if self.eng.lead:
+                self.chan.send(DEALER_LABEL, DEALER, {"explore_stop": self.explore.t,
+                                                      "by": op.get("by")})
+            self.eng.close()
+            raise _Stopped(op.get("by"))
+        else:
+            raise ProtocolError(PULLER, "serve.ops", f"unknown op {kind!r}")
+        self.ctx.port.report(step=self.follower.n)
+
+    def round(self) -> list[dict]:
+        """One merged round of the ops under way; the ops to start after it (the lead's, as
+        it told the others)."""
+        if self.eng.lead:
+            self.read_ops()
+            count = 0
+            for op in self.inbox:
+                if not self.startable(op):
+                    break
+                count += 1
+            self.sched.step(count)
+            return [self.inbox.popleft() for _ in range(count)]
+        count = self.sched.step().get(self.holders[0])
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ProtocolError(self.holders[0], f"{ROUNDS} round {self.sched.rounds}",
+                                f"expected how many ops start next, got {count!r:.40}")
+        return [self.follower.next_op() for _ in range(count)]
+
+    def next_op(self) -> dict:
+        """Between bursts of rounds: the next op (the lead's read ones first)."""
+        return self.inbox.popleft() if self.inbox else self.follower.next_op()
 
 
 def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:
@@ -226,30 +354,9 @@ def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:
     h = _Holder(ctx, holders)
     try:
         while True:
-            op = h.follower.next_op()
-            kind = op["kind"]
-            ids = op.get("ids", [])
-            if kind == "prepare":
-                h.prepare(op)
-            elif kind == "decide":        # replayed at a resume: the ids are the log's
-                h.decide(ids, op["n"])
-            elif kind == "update":
-                h.update(ids, op["n"])
-            elif kind == "drop":          # closed without a reward: nothing to apply
-                for i in ids:
-                    h.kept.pop(i, None)
-            elif kind == "checkpoint":
-                h.checkpoint(expect_field(op, "n", int, PULLER, "serve.ops checkpoint"))
-            elif kind == "live":
-                ctx.port.report(ready=True, reason="")
-            elif kind == "stop":
-                if h.eng.lead:
-                    h.chan.send(DEALER_LABEL, DEALER, {"explore_stop": h.explore.t,
-                                                       "by": op.get("by")})
-                h.eng.close()
-                return op.get("by")
-            else:
-                raise ProtocolError(PULLER, "serve.ops", f"unknown op {kind!r}")
-            ctx.port.report(step=h.follower.n)
+            for op in ([h.next_op()] if h.sched.idle else h.round()):
+                h.handle(op)
+    except _Stopped as stop:
+        return stop.by
     finally:
         h.store.close()
