@@ -124,7 +124,7 @@ class ServeSection:
                            doc="requests arriving within this long of the first waiting one "
                                "go to the backend together as one batch")
     max_batch: int = spec(64, min=1, max=65536, doc="at most this many requests in one batch")
-    in_flight: int = spec(4, min=1, max=64,
+    in_flight: int = spec(8, min=1, max=64,
                           doc="decision batches under way at once (Hannun): a batch starts "
                               "while earlier ones and an update are still in their rounds")
     decision_timeout_s: float = spec(5.0, min=0.01, max=86400.0,

@@ -206,8 +206,8 @@ class _Holder:
             return ready and _model(op, self.updates) <= self.updates
         if kind == "decide":
             return _model(op, self.updates) <= self.updates
-        if kind == "update":
-            return not self.updating
+        if kind == "update":   # once p' and p'' inputs are here: the round would wait for them
+            return not self.updating and all(self.chan.arrived(UPDATE, p) for p in (PULLER, REWARD))
         return kind == "drop"   # checkpoint, live, stop: once every op has ended
 
     def read_ops(self) -> None:

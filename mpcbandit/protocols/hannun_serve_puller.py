@@ -275,8 +275,9 @@ class Puller(Leader):
         self.take_rewards()
         worked = self.advance()
         if take_new and len(self.flights) < self.serve.in_flight and not self.due:
-            wait = 0.0 if (self.busy or self.ready or self.closing) else POLL_S
-            batch = self.port.next_batch("decisions", wait_s=wait)
+            busy = self.busy or bool(self.ready or self.closing)
+            batch = self.port.next_batch("decisions", wait_s=0.0 if busy else POLL_S,
+                                         patient=not busy)
             if batch is not None:
                 self.issue(batch)
                 worked = True
