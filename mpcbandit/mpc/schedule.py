@@ -170,6 +170,7 @@ class EdgeOp:
         self.chan, self.label, self.gen = chan, label, gen
         self.done, self.value = False, None
         self.round: Round | None = None
+        self._got: dict[str, Any] = {}     # the current round's messages taken so far
         self._next(None)
 
     def _next(self, got) -> None:
@@ -188,18 +189,23 @@ class EdgeOp:
 
     @property
     def waiting_for(self) -> list[tuple[str, str]]:
-        """The (label, peer) messages its current round waits for."""
-        return [] if self.done else [(self.label, p) for p in self.round.expected()]
+        """The (label, peer) messages its current round still waits for."""
+        return [] if self.done else [(self.label, p) for p in self.round.expected()
+                                     if p not in self._got]
 
     def poll(self) -> bool:
-        """Go on while the messages its rounds wait for have arrived; whether it is done."""
-        while not self.done and all(self.chan.arrived(label, p) for label, p in self.waiting_for):
-            got = {}
+        """Take the messages of its round that have arrived, and go on once all have;
+        whether it is done."""
+        while not self.done:
             for peer, k in self.round.expected().items():
-                msg = self.chan.recv(self.label, peer)
-                if not isinstance(msg, list) or len(msg) != k:
-                    raise ProtocolError(peer, self.label, f"expected {k} bodies for this op's "
-                                        f"round, got {str(msg)[:60]}")
-                got[peer] = msg[0] if self.round.parts is None else Merged(msg)
+                if peer not in self._got and self.chan.arrived(self.label, peer):
+                    msg = self.chan.recv(self.label, peer)
+                    if not isinstance(msg, list) or len(msg) != k:
+                        raise ProtocolError(peer, self.label, f"expected {k} bodies for this "
+                                            f"op's round, got {str(msg)[:60]}")
+                    self._got[peer] = msg[0] if self.round.parts is None else Merged(msg)
+            if len(self._got) < len(self.round.expected()):
+                return False
+            got, self._got = self._got, {}
             self._next(got)
-        return self.done
+        return True

@@ -275,9 +275,10 @@ class Puller(Leader):
         self.take_rewards()
         worked = self.advance()
         if take_new and len(self.flights) < self.serve.in_flight and not self.due:
-            busy = self.busy or bool(self.ready or self.closing)
-            batch = self.port.next_batch("decisions", wait_s=0.0 if busy else POLL_S,
-                                         patient=not busy)
+            # batches under way: look without waiting (their messages are waited for in
+            # run); else wait on the queue a while (an update's notice is read after it)
+            wait = 0.0 if self.flights or self.ready or self.closing else POLL_S
+            batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.flights)
             if batch is not None:
                 self.issue(batch)
                 worked = True
@@ -300,7 +301,7 @@ class Puller(Leader):
             now = time.monotonic()
             if worked or self.busy:
                 idle_since = now
-                if not worked:
+                if not worked and self.flights:
                     self.chan.wait_any(self.waiting_for(), WAIT_S)
             elif now - idle_since > tick:
                 for p in self.followers:
@@ -310,14 +311,15 @@ class Puller(Leader):
 
     def drain(self) -> None:
         """Let every op under way end, issuing nothing new (bounded by the deadlines)."""
-        end = time.monotonic() + self.serve.decision_timeout_s + self.ctx.config.run.deadline_s
+        limit = self.serve.decision_timeout_s + self.ctx.config.run.deadline_s
+        end = time.monotonic() + limit
         while self.busy or self.unlogged:
             if time.monotonic() > end:
                 raise PeerTimeout(" or ".join(self.holders), f"{DECIDE} (ops under way: "
                                   f"{[f.n for f in self.flights] + list(self.updating)})",
-                                  end - time.monotonic())
+                                  limit)
             if not self.pump(take_new=False):
-                self.chan.wait_any(self.waiting_for(), WAIT_S)
+                self.chan.wait_any(self.waiting_for(), WAIT_S if self.flights else POLL_S)
 
     def prepare(self, batch) -> None:
         """A batch decided on its own (at a stop: the batches still queued)."""
