@@ -30,7 +30,7 @@ __all__ = ["Puller", "WAIT_S"]
 
 log = logging.getLogger("mpcbandit.serve")
 #: how long p' with ops under way waits for one of their messages before it looks at its queue
-WAIT_S = 0.001
+WAIT_S = 0.002
 P2, DEALER0 = f"{REWARD}.0", f"{DEALER}.0"
 
 
