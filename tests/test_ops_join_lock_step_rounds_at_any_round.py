@@ -98,3 +98,13 @@ def test_a_party_that_started_an_op_the_other_did_not_is_named():
     with pytest.raises(ProtocolError, match="not running the same ops") as err:
         run_engines(core, deadline_s=5)
     assert err.value.peer in CORE and "sched round 1" in str(err.value)
+
+
+def test_a_round_with_no_op_under_way_carries_the_headers_alone():
+    def core(eng):
+        sched = RoundScheduler(eng.chan, "sched", CORE, eng.me)
+        return sched.step(header=[eng.me])
+
+    results, _ = run_engines(core)
+    assert results[CORE[0]] == {CORE[1]: [CORE[1]]}
+    assert results[CORE[1]] == {CORE[0]: [CORE[0]]}

@@ -3,9 +3,10 @@ decision batch while an update is half done, and a second decision batch while t
 
 ``gather`` (rounds.py) merges ops that start together; a ``RoundScheduler`` keeps running
 merged rounds among its *core* parties (the computing parties) while ops join and leave. Every
-core party must run the same ops from the same round, in the same order (the dealer's
-material is taken in that order): one of them, the *lead*, says in each round's message what
-it will start after the round (``header``), and the others start the same after reading it.
+core party must start the same ops at the same round, in the same order (the dealer's
+material is taken in that order): what each party tells the others in a round's message (its
+``header``) is read by all of them at the round's end, so a rule on the headers (Hannun's
+holders: an op starts once every holder said it is ready for it) starts ops alike everywhere.
 
 Peers outside the core (a party that only inputs a value or learns an opened one: Hannun's p'
 and p'') do not see rounds: each op's messages to and from them travel under the op's own
@@ -63,7 +64,6 @@ class RoundScheduler:
     def __init__(self, chan, label: str, core: list[str], me: str):
         self.chan, self.label, self.me = chan, label, me
         self.others = [p for p in core if p != me]
-        self.lead = core[0]
         self._waiting: list[Running] = []    # added, to start after the current round
         self.active: list[Running] = []      # in the order they started
         self.rounds = 0
@@ -92,11 +92,9 @@ class RoundScheduler:
 
     def step(self, header: Any = None) -> dict[str, Any]:
         """Run one merged round of every active op (starting those added first); header: what
-        this party tells the others (the lead's word on what starts next). Returns the headers
+        this party tells the others (its word on what starts next). Returns the headers
         the others sent; ops that end call their on_done, in the order they started."""
-        self._start_waiting()
-        if not self.active:
-            raise RuntimeError("RoundScheduler.step with no op to run")
+        self._start_waiting()   # with none under way, a round carries the headers alone
         core: dict[str, Merged] = {p: Merged() for p in self.others}
         parts: dict[str, int] = dict.fromkeys(self.others, 0)
         for op in self.active:

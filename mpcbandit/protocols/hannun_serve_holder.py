@@ -21,7 +21,6 @@ from mpcbandit.bodies import expect_field
 from mpcbandit.data.hannun_data import feature_slices
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
-from mpcbandit.mpc.rounds import Round
 from mpcbandit.mpc.schedule import RoundScheduler
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols import hannun
@@ -121,6 +120,15 @@ class ContextStore:
         self._thread.join(1.0)
 
 
+class _Pending:
+    """An op of p''s this holder has read and not started: its place in p''s order and each
+    holder's word that it is ready for it (a prepare's: its flags on its slices)."""
+
+    def __init__(self, op: dict, seq: int, until: float):
+        self.op, self.seq, self.until = op, seq, until
+        self.ready: dict[str, object] = {}
+
+
 class _Stopped(Exception):
     """p' stopped the service (by: the party that stopped it)."""
 
@@ -184,8 +192,12 @@ class _Holder:
         self.versions = {self.updates: state}
         self.updating = False
         self.sched = RoundScheduler(ctx.chan, ROUNDS, holders, ctx.name)
-        #: the lead's ops read from p' and not started yet
-        self.inbox: deque[dict] = deque()
+        self.name = ctx.name
+        #: p''s ops read and not started, and how many were read
+        self.pending: deque[_Pending] = deque()
+        self.read = 0
+        #: the others' words on ops this holder has not read yet: seq -> {holder: word}
+        self.early: dict[int, dict[str, object]] = {}
         width = len(feature_slices(s)[self.me])
         lookup = ctx.source if hasattr(ctx.source, "features_of") else None  # a data folder
         self.store = ContextStore(ctx.port, lookup, width, **store,
@@ -197,28 +209,17 @@ class _Holder:
         self.explore = ServedExploration(ctx.chan, DEALER, s, lead, t, ack)
 
     # ------------------------------------------------------------ which ops start when
-    def startable(self, op: dict) -> bool:
-        """The lead's rule, in a burst of rounds: whether op may start after this round (ops
-        start in p''s order, so the first that may not holds back those behind it)."""
-        kind = op["kind"]
-        if kind == "prepare":
-            ready = all(self.store.wait(op["ids"], 0.0)) or time.monotonic() >= op["_until"]
-            return ready and _model(op, self.updates) <= self.updates
-        if kind == "decide":
-            return _model(op, self.updates) <= self.updates
-        if kind == "update":   # once p' and p'' inputs are here: the round would wait for them
-            return not self.updating and all(self.chan.arrived(UPDATE, p) for p in (PULLER, REWARD))
-        return kind == "drop"   # checkpoint, live, stop: once every op has ended
-
-    def read_ops(self) -> None:
-        """The lead: take p''s ops that have arrived."""
-        while self.chan.arrived(OPS, PULLER):
-            op = self.follower.next_op(wait_s=0.0)
-            if op is None:
-                break
-            if op["kind"] == "prepare":
-                op["_until"] = time.monotonic() + self._wait_s(op)
-            self.inbox.append(op)
+    def read_op(self, wait: bool = False) -> bool:
+        """Read p''s next op if it has arrived (wait: until it comes); whether one was."""
+        if not wait and not self.chan.arrived(OPS, PULLER):
+            return False
+        op = self.follower.next_op(wait_s=None if wait else 0.0)
+        if op is None:
+            return False
+        until = time.monotonic() + self._wait_s(op) if op["kind"] == "prepare" else 0.0
+        self.pending.append(_Pending(op, self.read, until))
+        self.read += 1
+        return True
 
     def _wait_s(self, op: dict) -> float:
         wait_s = op.get("wait_s")
@@ -227,27 +228,81 @@ class _Holder:
                                 f"wait_s {wait_s!r} is not a duration")
         return float(wait_s)
 
+    def my_word(self, p: "_Pending", block: bool):
+        """This holder's word that it is ready for p (None: not yet): a prepare's flags once
+        it has its slices or its wait is over (block: wait for that), an update once p''s
+        and p'''s inputs are here (a round waiting for them would hold every op back)."""
+        kind = p.op["kind"]
+        if kind == "prepare":
+            ids = expect_field(p.op, "ids", list, PULLER, f"{HAVE} op {p.op.get('n')}")
+            left = max(0.0, p.until - time.monotonic())
+            have = self.store.wait(ids, left if block else 0.0)
+            return have if all(have) or time.monotonic() >= p.until else None
+        if kind == "update" and not block:
+            return True if all(self.chan.arrived(UPDATE, q) for q in (PULLER, REWARD)) else None
+        return True
+
+    def announce(self, block: bool) -> list:
+        """The words this holder has not given yet ([seq, word] each); a prepare's flags go to
+        p' too. block: the first op's word is waited for (nothing is under way)."""
+        words = []
+        for k, p in enumerate(self.pending):
+            if self.name not in p.ready:
+                word = self.my_word(p, block and k == 0)
+                if word is not None:
+                    p.ready[self.name] = word
+                    words.append([p.seq, word])
+                    if p.op["kind"] == "prepare":
+                        self.chan.send(HAVE, PULLER, word)
+        return words
+
+    def hear(self, headers: dict) -> None:
+        """The other holders' words of this round (one on an op this holder has not read yet
+        waits for it)."""
+        tag = f"{ROUNDS} round {self.sched.rounds}"
+        for peer, words in headers.items():
+            if not isinstance(words, list):
+                raise ProtocolError(peer, tag, f"expected words [[seq, word]], got {words!r:.60}")
+            for word in words:
+                first = self.pending[0].seq if self.pending else self.read
+                if (not isinstance(word, list) or len(word) != 2 or isinstance(word[0], bool)
+                        or not isinstance(word[0], int) or word[0] < first
+                        or peer in self.early.get(word[0], {})):
+                    raise ProtocolError(peer, tag, f"a word on no op waiting: {str(word)[:60]}")
+                self.early.setdefault(word[0], {})[peer] = word[1]
+        for p in self.pending:
+            for peer, word in self.early.pop(p.seq, {}).items():
+                if p.op["kind"] == "prepare":
+                    _expect_flags(word, len(p.op["ids"]), peer)
+                p.ready[peer] = word
+
+    def may_start(self, op: dict) -> bool:
+        """What every holder knows alike: an update once the last has ended, a batch once the
+        version it reads exists, a checkpoint or a stop with nothing under way."""
+        kind = op["kind"]
+        if kind == "update":
+            return not self.updating
+        if kind in ("prepare", "decide"):
+            return _model(op, self.updates) <= self.updates
+        return kind == "drop" or self.sched.idle
+
+    def start_ready(self) -> None:
+        """Start, in p''s order, the ops every holder said it is ready for."""
+        while self.pending:
+            p = self.pending[0]
+            if len(p.ready) < len(self.holders) or not self.may_start(p.op):
+                return
+            self.pending.popleft()
+            self.handle(p)
+
     # ------------------------------------------------------------ the ops
-    def prepare(self, op: dict) -> None:
-        """Which of the batch's slices every holder has (each waits at most wait_s for its
-        own; the lead starts the op once it has them), then the decision of those ids."""
-        n = expect_field(op, "n", int, PULLER, f"{HAVE} op {op.get('n')}")
-        ids = expect_field(op, "ids", list, PULLER, f"{HAVE} op {n}")
-        until = op.get("_until", time.monotonic() + self._wait_s(op))
-        have = self.store.wait(ids, max(0.0, until - time.monotonic()))
-        model = _model(op, self.updates)
-
-        def exchange():
-            self.chan.send(HAVE, PULLER, have)
-            got = yield Round({p: have for p in self.others}, tuple(self.others))
-            return [have] + [_expect_flags(got[p], len(ids), p) for p in self.others]
-
-        def prepared(flags, _running):
-            complete = [i for k, i in enumerate(ids) if all(f[k] for f in flags)]
-            if complete:
-                self.decide(complete, n, model)
-
-        self.sched.add(("prepare", n), HAVE, exchange(), prepared)
+    def prepare(self, p: "_Pending") -> None:
+        """The ids every holder has a slice of (their words) are decided in one batch."""
+        n = expect_field(p.op, "n", int, PULLER, f"{HAVE} op {p.op.get('n')}")
+        flags = [p.ready[h] for h in self.holders]
+        complete = [i for k, i in enumerate(p.op["ids"]) if all(f[k] for f in flags)]
+        if complete:
+            self.decide(complete, n, _model(p.op, self.updates))
 
     def decide(self, ids: list[str], n: int, model: int) -> None:
         if model not in self.versions:
@@ -297,12 +352,13 @@ class _Holder:
             if ids else None})
         self.follower.saved(n)
 
-    def handle(self, op: dict) -> None:
+    def handle(self, p: "_Pending") -> None:
         """Start or apply one of p''s ops ("stop" raises _Stopped)."""
+        op = p.op
         kind = op["kind"]
         ids = op.get("ids", [])
         if kind == "prepare":
-            self.prepare(op)
+            self.prepare(p)
         elif kind == "decide":        # replayed at a resume: the ids are the log's
             self.decide(ids, op["n"], _model(op, self.updates))
         elif kind == "update":
@@ -326,27 +382,21 @@ class _Holder:
             raise ProtocolError(PULLER, "serve.ops", f"unknown op {kind!r}")
         self.ctx.port.report(step=self.follower.n)
 
-    def round(self) -> list[dict]:
-        """One merged round of the ops under way; the ops to start after it (the lead's, as
-        it told the others)."""
-        if self.eng.lead:
-            self.read_ops()
-            count = 0
-            for op in self.inbox:
-                if not self.startable(op):
-                    break
-                count += 1
-            self.sched.step(count)
-            return [self.inbox.popleft() for _ in range(count)]
-        count = self.sched.step().get(self.holders[0])
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ProtocolError(self.holders[0], f"{ROUNDS} round {self.sched.rounds}",
-                                f"expected how many ops start next, got {count!r:.40}")
-        return [self.follower.next_op() for _ in range(count)]
-
-    def next_op(self) -> dict:
-        """Between bursts of rounds: the next op (the lead's read ones first)."""
-        return self.inbox.popleft() if self.inbox else self.follower.next_op()
+    def step(self) -> None:
+        """Between bursts of rounds the first op starts at once, unless it is a prepare
+        (every holder is at the same point, with the same first op); otherwise a round of the
+        ops under way carrying each holder's words on the ops it read (with nothing under way,
+        the first prepare's word is waited for)."""
+        if self.sched.idle:
+            if not self.pending:
+                self.read_op(wait=True)
+            if self.pending[0].op["kind"] != "prepare":
+                self.handle(self.pending.popleft())
+                return
+        while self.read_op():
+            pass
+        self.hear(self.sched.step(self.announce(block=self.sched.idle)))
+        self.start_ready()
 
 
 def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:
@@ -354,8 +404,7 @@ def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:
     h = _Holder(ctx, holders)
     try:
         while True:
-            for op in ([h.next_op()] if h.sched.idle else h.round()):
-                h.handle(op)
+            h.step()
     except _Stopped as stop:
         return stop.by
     finally:
