@@ -16,6 +16,7 @@ a party runs its part of each op on its own, in the order the ops started.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -67,6 +68,9 @@ class RoundScheduler:
         self._waiting: list[Running] = []    # added, to start after the current round
         self.active: list[Running] = []      # in the order they started
         self.rounds = 0
+        #: seconds its rounds spent computing (the ops' steps, the messages) and waiting for
+        #: the others' messages (the network, and the others computing)
+        self.compute_s = self.wait_s = 0.0
 
     @property
     def idle(self) -> bool:
@@ -94,6 +98,7 @@ class RoundScheduler:
         """Run one merged round of every active op (starting those added first); header: what
         this party tells the others (its word on what starts next). Returns the headers
         the others sent; ops that end call their on_done, in the order they started."""
+        t0 = time.perf_counter()
         self._start_waiting()   # with none under way, a round carries the headers alone
         core: dict[str, Merged] = {p: Merged() for p in self.others}
         parts: dict[str, int] = dict.fromkeys(self.others, 0)
@@ -107,10 +112,10 @@ class RoundScheduler:
             for peer, k in op.round.expected().items():
                 if peer in parts:
                     parts[peer] += k
-        with np.errstate(over="ignore"):
-            got = self.chan.exchange(self.label, send={p: {"h": header, "b": list(core[p])}
-                                                       for p in self.others},
-                                     recv=self.others)
+        t1 = time.perf_counter()
+        got = self.chan.exchange(self.label, send={p: {"h": header, "b": list(core[p])}
+                                                   for p in self.others}, recv=self.others)
+        t2 = time.perf_counter()
         self.rounds += 1
         headers, bodies = {}, {}
         for peer in self.others:
@@ -156,6 +161,8 @@ class RoundScheduler:
         for op, value in done:
             if op.on_done is not None:
                 op.on_done(value, op)
+        self.wait_s += t2 - t1
+        self.compute_s += time.perf_counter() - t2 + t1 - t0
         return headers
 
 

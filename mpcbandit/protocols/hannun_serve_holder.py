@@ -37,6 +37,8 @@ HAVE = "serve.have"          # each holder tells the others and p' which slices 
 ROUNDS = "serve.rounds"      # the holders' merged rounds (every op's messages among them)
 #: model versions a holder keeps: p' names the last it knows applied, one more may be done
 KEEP_VERSIONS = 3
+#: the lead holder tells p' how busy the rounds are every this many rounds
+BUSY_EVERY = 32
 PULLER, REWARD, DEALER = (f"{role}.0" for role in (hannun.PULLER, hannun.REWARD, hannun.DEALER))
 DEALER_LABEL = "dealer"      # the engine's requests to the dealer: the stream's words go along
 
@@ -196,6 +198,7 @@ class _Holder:
         #: p''s ops read and not started, and how many were read
         self.pending: deque[_Pending] = deque()
         self.read = 0
+        self._busy_at = (0.0, 0.0)   # the rounds' compute and wait seconds at the last report
         #: the others' words on ops this holder has not read yet: seq -> {holder: word}
         self.early: dict[int, dict[str, object]] = {}
         width = len(feature_slices(s)[self.me])
@@ -382,6 +385,19 @@ class _Holder:
             raise ProtocolError(PULLER, "serve.ops", f"unknown op {kind!r}")
         self.ctx.port.report(step=self.follower.n)
 
+    def report_busy(self) -> None:
+        """The lead tells p' every BUSY_EVERY rounds how much of the rounds' time the holders
+        spent computing rather than waiting for each other (p' starts fewer batches at once
+        the busier they are: batches under way share rounds well only while the rounds wait
+        on the network)."""
+        if not self.eng.lead or self.sched.rounds % BUSY_EVERY:
+            return
+        sched = self.sched
+        compute, wait = sched.compute_s - self._busy_at[0], sched.wait_s - self._busy_at[1]
+        self._busy_at = (sched.compute_s, sched.wait_s)
+        if compute + wait > 0:
+            self.chan.send(UP, PULLER, {"busy": round(compute / (compute + wait), 3)})
+
     def step(self) -> None:
         """Between bursts of rounds the first op starts at once, unless it is a prepare
         (every holder is at the same point, with the same first op); otherwise a round of the
@@ -397,6 +413,7 @@ class _Holder:
             pass
         self.hear(self.sched.step(self.announce(block=self.sched.idle)))
         self.start_ready()
+        self.report_busy()
 
 
 def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:

@@ -20,7 +20,7 @@ from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.mpc.schedule import EdgeOp
-from mpcbandit.protocols.hannun import DEALER, PULLER, REWARD, holders
+from mpcbandit.protocols.hannun import DEALER, REWARD, holders
 from mpcbandit.protocols.hannun_batch import DECIDE, UPDATE, opened_arms, share_choices
 from mpcbandit.protocols.hannun_serve_holder import HAVE
 from mpcbandit.protocols.serve_leader import Leader
@@ -66,6 +66,7 @@ class Puller(Leader):
         self.updates = saved.get("updates", 0)
         self.updating: deque[int] = deque()
         self.flights: deque[_Flight] = deque()
+        self.busy_share = 0.0                 # of the holders' rounds spent computing
         self.issued = self.oplog.n            # the last op number given out
         self.unlogged: deque[list] = deque()  # [n, kind, ids, extra, ready], in op order
         self.replay(start, lambda: len(self.arms))
@@ -79,6 +80,11 @@ class Puller(Leader):
             for rid in msg.get(key, ()):
                 if rid in self.arms:   # a notice repeated at a resume is applied once
                     into[rid] = None
+        if "busy" in msg:
+            busy = msg["busy"]
+            if isinstance(busy, bool) or not isinstance(busy, (int, float)) or not 0 <= busy <= 1:
+                raise ProtocolError(peer, UP, f"busy {busy!r} is not a share of the time")
+            self.busy_share = float(busy)
         if "updated" in msg:
             n = msg.get("n")
             if not self.updating or n != self.updating[0]:
@@ -193,6 +199,13 @@ class Puller(Leader):
         return wanted
 
     @property
+    def in_flight(self) -> int:
+        """Decision batches that may be under way: serve.in_flight while the holders' rounds
+        wait on the network, fewer the more of the rounds' time they compute (there, one
+        batch of many requests costs less than many batches of few)."""
+        return max(1, round(self.serve.in_flight * (1.0 - self.busy_share)))
+
+    @property
     def busy(self) -> bool:
         """Ops under way: decision batches or updates."""
         return bool(self.flights or self.updating)
@@ -274,7 +287,7 @@ class Puller(Leader):
         self.read_up()
         self.take_rewards()
         worked = self.advance()
-        if take_new and len(self.flights) < self.serve.in_flight and not self.due:
+        if take_new and len(self.flights) < self.in_flight and not self.due:
             # batches under way: look without waiting (their messages are waited for in
             # run); else wait on the queue a while (an update's notice is read after it)
             wait = 0.0 if self.flights or self.ready or self.closing else POLL_S
