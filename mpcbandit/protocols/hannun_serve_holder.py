@@ -68,7 +68,8 @@ class ContextStore:
 
     def _intake(self) -> None:
         while not self._closed and not self.port.drained("contexts"):
-            batch = self.port.next_batch("contexts", wait_s=0.25)
+            # no window: a slice is only stored, and a decision may be waiting for it
+            batch = self.port.next_batch("contexts", window_s=0.0, wait_s=0.25)
             if batch is None:
                 continue
             now = time.time()
@@ -166,8 +167,9 @@ def _model(op: dict, latest: int) -> int:
 class _Holder:
     """One feature holder's state and its answers to each op. The holders run their ops in
     merged rounds (mpcbandit/mpc/schedule.py): a decision batch starts while an update or
-    earlier batches are under way, reading the model version p' names; the lead holder says
-    in each round which of p''s ops the holders start after it."""
+    earlier batches are under way, reading the model version p' names; each holder's round
+    message carries its word that it is ready for the ops it read, and an op starts, in p''s
+    order, after the round in which the last word on it came."""
 
     def __init__(self, ctx: ServeContext, holders: list[str]):
         s = ctx.section
