@@ -124,6 +124,10 @@ class ServeSection:
                            doc="requests arriving within this long of the first waiting one "
                                "go to the backend together as one batch")
     max_batch: int = spec(64, min=1, max=65536, doc="at most this many requests in one batch")
+    in_flight: int = spec(8, min=1, max=64,
+                          doc="decision batches under way at once at most (Hannun): a batch "
+                              "starts while earlier ones and an update are in their rounds; "
+                              "fewer the more of the rounds' time the holders compute")
     decision_timeout_s: float = spec(5.0, min=0.01, max=86400.0,
                                      doc="a decision not made within this long is answered 503, "
                                          "naming the holders whose slice is missing")

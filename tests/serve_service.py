@@ -39,13 +39,15 @@ class Service:
 
     def __init__(self, out: Path, *sets: str, resume: bool = False, ready: bool = True,
                  data: Path | None = None, config: str = "hannun-synthetic",
-                 settings: list[str] = SETTINGS, parties: list[str] = PARTIES):
+                 settings: list[str] = SETTINGS, parties: list[str] = PARTIES,
+                 net: str | None = None):
         self.out = Path(out)
         self.log = self.out.parent / f"{self.out.name}-launcher.log"
         self.parties = parties
         args = (["--resume"] if resume else [config] +
                 [a for s in (*settings, *sets) for a in ("--set", s)])
         args += ["--data", str(data)] if data is not None else []
+        args += ["--net", net] if net is not None else []
         (self.out / "endpoints.json").unlink(missing_ok=True)
         with open(self.log, "ab") as f:
             self.proc = subprocess.Popen([sys.executable, "-m", "mpcbandit", "serve", *args,

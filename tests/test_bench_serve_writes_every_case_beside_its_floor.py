@@ -44,6 +44,7 @@ def test_bench_serve_writes_every_case_beside_its_floor(tmp_path):
             "p99_ms"]
         assert numbers["rss_mb"] > 0 and numbers["client_cpu_ms_per_decision"] > 0
         assert numbers["parties_cpu_ms_per_decision"] > 0
+        assert numbers["wal_fsync_ms"] > 0   # timed on the disk of the services' logs
     lan = rows[1]
     assert float(lan["one_way_ms"]) == 0.25   # the preset's delay
     assert float(lan["floor_ms"]) == pytest.approx(17 * 0.25 + 5)

@@ -33,6 +33,24 @@ def test_requests_arriving_within_the_window_join_the_first_ones_batch():
     assert taken["batch"].items == ["d0", "d1", "d2", "d3"]
 
 
+def test_a_busy_backend_is_not_held_by_an_open_window_and_the_requests_stay_queued():
+    queue = BatchQueue("decisions", limit=10)
+    for i in range(2):
+        queue.reserve()
+        queue.put(f"d{i}")
+    # a backend with ops under way looks without waiting: the window (60 s) is still open
+    assert queue.next_batch(max_items=4, window_s=60.0, wait_s=0.0, patient=False) is None
+    assert queue.depth == 2
+    for i in range(2, 4):   # the batch is full: it goes at once
+        queue.reserve()
+        queue.put(f"d{i}")
+    full = queue.next_batch(max_items=4, window_s=60.0, wait_s=0.0, patient=False)
+    assert full.items == ["d0", "d1", "d2", "d3"]
+    queue.reserve()
+    queue.put("d4")         # a window that has passed: what waits goes
+    assert queue.next_batch(max_items=4, window_s=0.0, wait_s=0.0, patient=False).items == ["d4"]
+
+
 def test_a_closed_queue_hands_out_what_waits_without_a_window_then_is_drained():
     queue = BatchQueue("rewards", limit=10)
     queue.reserve()

@@ -11,7 +11,9 @@ from serve_support import wait_for
 
 def test_a_missing_slice_is_a_503_naming_its_holder_and_a_full_queue_a_429(tmp_path):
     out = tmp_path / "svc"
-    svc = Service(out, "serve.decision_timeout_s=2", "serve.queue_limit=2")
+    # one batch under way at a time: the batch waiting for the missing slice holds p' back,
+    # so the requests behind it fill p''s queue
+    svc = Service(out, "serve.decision_timeout_s=2", "serve.queue_limit=2", "serve.in_flight=1")
     apps = Apps(svc, seed=7)
     answers = {}
 

@@ -8,6 +8,7 @@ every party's memory, and the share of decisions `serve-replay` recomputes ident
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +37,7 @@ NETS = {"loopback": "none", "lan": "lan", "wan": "wan"}
 COLUMNS = ["net", "offered_rate", "max_batch", "contexts", "requests", "decisions_per_s",
            "p50_ms", "p95_ms", "p99_ms", "floor_ms", "decision_rounds", "one_way_ms", "rss_mb",
            "agreement", "failed", "client_cpu_ms_per_decision", "parties_cpu_ms_per_decision",
-           "load_1min"]
+           "wal_fsync_ms", "load_1min"]
 LONG_COLUMNS = ["requests", "rss_mb", "rss_mb_by_party", "agreement", "load_1min"]
 #: p′ asks the holders to prepare a batch, and each tells the others (and p′) which slices it
 #: has: two one-way delays before a batch's own rounds start (docs/serve.md)
@@ -49,6 +50,25 @@ def loopback_round_ms() -> float:
     """One exchange round between two processes over our CurveZMQ channel on loopback (the
     transport bench's helper): what one of the decision path's rounds costs at the least."""
     return timed_round(2, "ours-curve", [ROUND_BYTES], quick=True, pin=False)[0]["median_us"] / 1e3
+
+
+def wal_fsync_ms(folder: Path, count: int = 21) -> float:
+    """One fsync of a small log record in folder (the disk the services' logs are on), the
+    median of count: a decision's answer waits for two (its slices' record at the holders,
+    the decision's at p′), which the floor does not count."""
+    path = folder / ".fsync-probe"
+    took = []
+    try:
+        with open(path, "ab") as f:
+            for _ in range(count):
+                f.write(b"x" * 100)
+                f.flush()
+                t0 = time.perf_counter()
+                os.fsync(f.fileno())
+                took.append(time.perf_counter() - t0)
+    finally:
+        path.unlink(missing_ok=True)
+    return float(np.median(took)) * 1e3
 
 
 def load_requests(cfg, data_dir: Path, n: int, lookup: bool = False) -> list[Request]:
@@ -114,6 +134,7 @@ class Setup:
     sets: tuple[str, ...]
     lookup_in: Path | None
     round_ms: float
+    fsync_ms: float
 
     def service(self, name: str, net: str, max_batch: int) -> BenchService:
         """A new service for one case, in OUT/services/NAME."""
@@ -149,7 +170,8 @@ def run_case(setup: Setup, net: str, rate: float, max_batch: int, count: int) ->
         _percentile_ms(seen, 95), _percentile_ms(seen, 99),
         rounds * one_way_ms + cfg.serve.batch_ms, rounds, one_way_ms, rss, report["agreement"],
         sum(seen.failures.values()), seen.cpu_s / decided * 1e3,
-        sum(cpu.values()) / decided * 1e3, round(os.getloadavg()[0], 2)], strict=True))
+        sum(cpu.values()) / decided * 1e3, setup.fsync_ms, round(os.getloadavg()[0], 2)],
+        strict=True))
     if seen.failures:
         click.echo(f"  {net}, {rate:g}/s, max_batch {max_batch}: not answered: "
                    f"{dict(seen.failures)}")
@@ -206,7 +228,10 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
         f"channel between two processes ({ROUND_BYTES} B, timed in this run). rss_mb: the largest "
         "peak resident memory of any party. agreement: the share of decisions `serve-replay` "
         "recomputes identically in float64. failed: decisions not answered 200 (and contexts "
-        "or rewards refused). cpu: the client's process CPU and all parties' CPU per decision.")
+        "or rewards refused). cpu: the client's process CPU and all parties' CPU per decision. "
+        "wal_fsync_ms: one fsync of a small record on the disk of the services' logs, timed in "
+        "this run (median of 21): each answer waits for two (the slices' records at the holders, "
+        "in parallel, then the decision's at p′), which floor_ms does not count.")
 
 
 @experiment_command("serve", "the default grid (the paper has no service); --long adds 10⁵ "
@@ -264,9 +289,11 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
     # looked up, every request needs a row of its own; posted, rows are reused past 20,000
     data = _data(out, data, cfg, longest if lookup else min(longest, 20_000))
     setup = Setup(out, cfg, load_requests(cfg, data, longest, lookup), reward_delay_ms, sets,
-                  data.resolve() if lookup else None, loopback_round_ms())
+                  data.resolve() if lookup else None, loopback_round_ms(),
+                  wal_fsync_ms(out.folder))
     click.echo(f"{out.machine}; one loopback round of our CurveZMQ channel: "
-               f"{setup.round_ms * 1e3:.0f} µs")
+               f"{setup.round_ms * 1e3:.0f} µs; one fsync of a log record: "
+               f"{setup.fsync_ms:.2f} ms")
     rows, cpu_rows = [], []
     for net in nets:
         for rate in wan_rates if net == "wan" else rates:

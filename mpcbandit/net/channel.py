@@ -52,14 +52,10 @@ class Channel:
         """link_sessions: per peer, the (outgoing, incoming) session ids agreed in the hello;
         without it every link uses session. max_buffered_bytes: unread bytes one peer may have
         waiting here (default: BUFFERED_MESSAGES_DEFAULT x max_bytes)."""
-        self.me = me
-        self.peers = frozenset(peers)
-        self.link = link
-        self.session = session
+        self.me, self.peers, self.link, self.session = me, frozenset(peers), link, session
         self._session_out = {p: (link_sessions or {}).get(p, (session, session))[0] for p in self.peers}
         self._session_in = {p: (link_sessions or {}).get(p, (session, session))[1] for p in self.peers}
-        self.deadline_s = deadline_s
-        self.max_bytes = max_bytes
+        self.deadline_s, self.max_bytes = deadline_s, max_bytes
         self.max_buffered_bytes = max_buffered_bytes or BUFFERED_MESSAGES_DEFAULT * max_bytes
         self.stats = RoundStats()
         self._encoder = Encoder()
@@ -94,11 +90,9 @@ class Channel:
         self._acked_at: dict[str, float] = defaultdict(float)  # when we last told a sender
         self._ack_every_s = min(_ACK_EVERY_S, deadline_s / 4)
         #: the channel's own messages sent (bye, ack, abort) and their bytes
-        self.control_messages = 0
-        self.control_bytes = 0
+        self.control_messages = self.control_bytes = 0
 
     # ------------------------------------------------------------ public API
-
     def exchange(self, label: str, send: Mapping[str, Any] | None = None,
                  recv: Iterable[str] = (), *, deadline_s: float | None = None) -> dict[str, Any]:
         """One round: send each peer its message, then receive one message from each in recv.
@@ -145,10 +139,40 @@ class Channel:
         Watches the peers as every wait does, also across short polls (PeerGone)."""
         return self._first_of(label, list(senders), wait_s)
 
+    def arrived(self, label: str, peer: str) -> bool:
+        """Whether peer's next label message is here (emulated: and due): receiving it will
+        not wait. Reads what the link holds, without waiting."""
+        while self._pump(0):
+            pass
+        return self._due(label, peer) <= time.perf_counter()
+
+    def wait_any(self, wanted: Iterable[tuple[str, str]], wait_s: float) -> bool:
+        """Wait up to wait_s until one of the (label, peer) messages has arrived (a party with
+        several ops under way waits for whichever can go on); whether one has."""
+        wanted, end = list(wanted), time.perf_counter() + wait_s
+        while True:
+            soonest = min([self._due(*w) for w in wanted], default=float("inf"))
+            now = time.perf_counter()
+            if soonest <= now or now >= end:
+                return soonest <= now
+            self._watch("|".join(sorted({label for label, _ in wanted})) + "#*", now)
+            self._pump(max(min(soonest, end) - now, 1e-3))   # the link counts whole ms
+
+    def _due(self, label: str, peer: str) -> float:
+        """When peer's next label message may be read (inf: not here yet)."""
+        got = self._buffer.get((peer, f"{label}#{self._count_in[(peer, label)]}"))
+        return float("inf") if got is None else got[0]
+
+    def _watch(self, tag: str, now: float, peers: Iterable[str] | None = None) -> None:
+        """Every wait watches every peer's connection (a dead peer named within seconds)."""
+        check_stop()
+        if now >= self._watch_at:
+            self._watch_peers(tag, peers)
+            self._watch_at = now + _WATCH_S
+
     def _first_of(self, label: str, senders: list[str], wait_s: float) -> tuple[str, Any] | None:
         t1 = time.perf_counter()
-        st = self.stats.op(label)
-        deadline = t1 + wait_s
+        st, deadline = self.stats.op(label), t1 + wait_s
         while True:
             for peer in senders:
                 key = (peer, f"{label}#{self._count_in[(peer, label)]}")
@@ -165,10 +189,7 @@ class Channel:
             if all(p in self._finished for p in senders):
                 raise ProtocolError(" and ".join(senders), f"{label}#*", "finished without "
                                     "sending this message")
-            check_stop()
-            if now >= self._watch_at:
-                self._watch_peers(f"{label}#*")
-                self._watch_at = now + _WATCH_S
+            self._watch(f"{label}#*", now)
             if deadline > now:
                 self._pump(min(deadline - now, _WATCH_S))
             elif not self._pump(0):
@@ -191,7 +212,6 @@ class Channel:
         t0 = time.perf_counter()
         unsent = sorted(self.peers - self._finished)  # byes not queued yet: a full queue
         heard = {p: (self._read_by[p], t0) for p in unsent}
-        watch_at = t0 + _WATCH_S
         while True:
             # a bye goes out once there is room behind everything sent before it; meanwhile
             # this party goes on reading (acknowledgements, byes, aborts)
@@ -206,10 +226,7 @@ class Channel:
                     heard[p] = (self._read_by[p], now)
                 elif now - since > self.deadline_s:
                     raise self._unread(p)
-            check_stop()
-            if now >= watch_at:  # a peer that has read all we sent may leave: not watched
-                self._watch_peers(BYE, waiting)
-                watch_at = now + _WATCH_S
+            self._watch(BYE, now, waiting)  # one that has read all we sent may leave: not watched
             self._pump(0.05 if unsent else _WATCH_S)
 
     def _queue_bye(self, peer: str) -> bool:
@@ -315,21 +332,14 @@ class Channel:
         if key in self._buffer:
             return self._take(label, key)
         tag = key[1]
-        now = time.perf_counter()
-        deadline = now + deadline_s
-        # every peer's connection is watched meanwhile: a dead peer is named within seconds,
-        # whichever peer this party waits for
-        watch_at = now + _WATCH_S
+        deadline = time.perf_counter() + deadline_s
         while key not in self._buffer:
             now = time.perf_counter()
             if deadline <= now:
                 raise self._timeout(peer, tag, deadline_s)
             if peer in self._finished:  # its bye came after everything it sent
                 raise ProtocolError(peer, tag, "finished its part without sending this message")
-            check_stop()
-            if now >= watch_at:
-                self._watch_peers(tag)
-                watch_at = now + _WATCH_S
+            self._watch(tag, now)
             self._pump(min(deadline - now, _WATCH_S))
         return self._take(label, key)
 

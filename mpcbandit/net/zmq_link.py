@@ -84,6 +84,16 @@ def raise_file_limit() -> int:
     return soft
 
 
+def stop_monitor(sock: zmq.Socket, mon: zmq.Socket) -> None:
+    """Stop sock's monitor and close its socket. libzmq's last event (MONITOR_STOPPED) waits
+    for room in the monitor's queue, so events left unread (a peer failing to connect again
+    and again fills it) would block disable_monitor for ever: they are read first."""
+    while mon.poll(0):
+        mon.recv_multipart()
+    sock.disable_monitor()
+    mon.close(linger=0)
+
+
 class ZmqLink:
     """Frames between this party and its peers over ZeroMQ TCP."""
 
@@ -257,8 +267,7 @@ class ZmqLink:
             return
         mon = self._monitors.pop(peer, None)
         if mon is not None:
-            sock.disable_monitor()
-            mon.close(linger=0)
+            stop_monitor(sock, mon)
         self._down_since.pop(peer, None)
         sock.close(linger=self._linger_ms)
 
@@ -335,8 +344,7 @@ class ZmqLink:
     def _teardown(self, linger_ms: int) -> None:
         for peer, d in getattr(self, "dealers", {}).items():
             if peer in self._monitors:
-                d.disable_monitor()
-                self._monitors.pop(peer).close(linger=0)
+                stop_monitor(d, self._monitors.pop(peer))
             d.close(linger=linger_ms)
         if hasattr(self, "router"):
             self.router.close(linger=0)

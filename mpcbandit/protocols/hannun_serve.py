@@ -12,9 +12,11 @@ a decision closed without a reward (serve.reward_timeout_s), and p' drops it.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
+from collections import deque
 
 import numpy as np
 
@@ -22,18 +24,22 @@ from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import Config
 from mpcbandit.data import hannun_data
 from mpcbandit.data.folder import no_data
-from mpcbandit.errors import DataError, ProtocolError
+from mpcbandit.bodies import expect_field
+from mpcbandit.errors import DataError, PeerTimeout, ProtocolError
 from mpcbandit.files import write_json
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
+from mpcbandit.mpc.schedule import EdgeOp
 from mpcbandit.protocols.hannun import DEALER, FEATURE, PULLER, REWARD, holders
 from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, opened_arms, share_choices,
                                               share_rewards)
-from mpcbandit.protocols.hannun_serve_holder import DEALER_LABEL, HAVE, run_holder
+from mpcbandit.protocols.hannun_serve_holder import DEALER_LABEL, run_holder
+from mpcbandit.protocols.hannun_serve_puller import Puller
 from mpcbandit.protocols.hannun_serve_replay import replay_service
 from mpcbandit.protocols.hannun_stream import ExplorationPusher
 from mpcbandit.protocols.serve_leader import Leader
-from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, Follower, ServeContext, durable
+from mpcbandit.protocols.serve_loop import (OPS, POLL_S, UP, Follower, ServeContext, durable,
+                                            tick_s)
 from mpcbandit.serve.backend import Closed
 from mpcbandit.serve.service import ServiceRole
 
@@ -78,101 +84,6 @@ def source(cfg: Config, role: str, index: int, folder):
     return no_data(folder, name)
 
 
-class _Puller(Leader):
-    """p': orders every op of the service and learns the arms."""
-
-    def __init__(self, ctx: ServeContext):
-        s = ctx.section
-        self.s, self.holders = s, holders(s)
-        followers = self.holders + [P2]
-        super().__init__(ctx, followers, followers + [DEALER0])
-        self.eng = Engine(ctx.chan, self.holders, dealer=None)
-        start = self.agree()
-        saved = ctx.state.load(start) if start else {"t": 0, "arms": {}}
-        self.t, self.arms = saved["t"], dict(saved["arms"])
-        self.replay(start, lambda: len(self.arms))
-
-    # ------------------------------------------------------------ what p' hears
-    def hear(self, peer: str, msg: dict) -> None:
-        """p'' reports which ids have a reward, which decisions were closed."""
-        for key, into in (("ready", self.ready), ("closed", self.closing)):
-            for rid in msg.get(key, ()):
-                if rid in self.arms:   # a notice repeated at a resume is applied once
-                    into[rid] = None
-
-    # ------------------------------------------------------------ ops
-    def prepare(self, batch) -> None:
-        """A batch of tickets: the ids every holder has are decided, the rest refused."""
-        tickets, timeout = batch.items, self.serve.decision_timeout_s
-        ids = [t.id for t in tickets]
-        margin = min(0.25, 0.1 * timeout)
-        wait_s = max(0.0, timeout - batch.waited_s - margin)
-        for h in self.holders:
-            self.chan.send(OPS, h, {"kind": "prepare", "op": self.oplog.n + 1, "ids": ids,
-                                    "wait_s": wait_s})
-        got = self.chan.exchange(HAVE, recv=self.holders,
-                                 deadline_s=wait_s + self.ctx.config.run.deadline_s)
-        flags = {h: got[h] for h in self.holders}
-        for h, f in flags.items():
-            if not isinstance(f, list) or len(f) != len(ids):
-                raise ProtocolError(h, HAVE, f"expected {len(ids)} bools, got {str(f)[:60]}")
-        complete = []
-        for k, ticket in enumerate(tickets):
-            missing = [h for h in self.holders if not flags[h][k]]
-            if missing:
-                self.refuse(ticket, missing, "slice")
-            else:
-                complete.append(ticket)
-        if complete:
-            self.decide([t.id for t in complete], self.oplog.n + 1, complete)
-        if len(complete) < len(tickets):
-            log.info("decision batch #%d: %d refused (slices missing)", batch.number,
-                     len(tickets) - len(complete))
-
-    def decide(self, ids: list[str], n: int, tickets=None) -> None:
-        before, t0 = self.chan.stats.total(), time.perf_counter()
-        if self.replaying:
-            for h in self.holders:
-                self.chan.send(OPS, h, {"n": n, "kind": "decide", "ids": ids})
-            fut = None
-        else:
-            fut = self.oplog.append("decide", ids)   # the holders share meanwhile
-        arms = [int(a) for a in self.eng.run(Op(DECIDE, opened_arms(self.eng, self.holders[0])))]
-        if len(arms) != len(ids):
-            raise ProtocolError(self.holders[0], DECIDE, f"{len(arms)} arms for {len(ids)} ids")
-        if fut is not None:
-            durable(fut)
-        self.t += len(ids)
-        self.arms.update(zip(ids, arms))
-        self.settle_decisions(ids, arms, n, tickets)
-        self.chan.send(OPS, P2, {"n": n, "kind": "decide", "ids": ids})
-        self.op_done(n, "decide", len(ids), before, t0)
-
-    def _announce(self, kind: str, ids: list[str], n: int):
-        """Log an update or a drop (not when replaying it) and send it to every follower; the
-        cost counters at its start."""
-        if not self.replaying:
-            durable(self.oplog.append(kind, ids))
-        for p in self.followers:
-            self.chan.send(OPS, p, {"n": n, "kind": kind, "ids": ids})
-        return self.chan.stats.total(), time.perf_counter()
-
-    def update(self, ids: list[str], n: int) -> None:
-        before, t0 = self._announce("update", ids, n)
-        chosen = [self.arms.pop(i) for i in ids]
-        self.eng.run(Op(UPDATE, share_choices(self.eng, np.asarray(chosen), self.s.arms)))
-        self.op_done(n, "update", len(ids), before, t0)
-
-    def drop(self, ids: list[str], n: int) -> None:
-        before, t0 = self._announce("drop", ids, n)
-        for i in ids:
-            self.arms.pop(i, None)
-        self.op_done(n, "drop", len(ids), before, t0)
-
-    def state(self) -> dict:
-        return {"t": self.t, "arms": self.arms}
-
-
 def _reward_holder(ctx: ServeContext) -> str | None:
     """p'': shares the rewards of the batches p' orders; tells p' which ids have a reward
     (or were closed), in the order of its log."""
@@ -211,7 +122,7 @@ def _reward_holder(ctx: ServeContext) -> str | None:
     while True:
         op = follower.next_op(wait_s=POLL_S)
         kind = op and op["kind"]
-        if kind == "decide":
+        if kind in ("decide", "decided"):   # replayed (numbered), or a batch served live
             port.decided([i for i in op["ids"] if i not in decided])
         elif kind in ("update", "drop"):
             ids = op["ids"]
@@ -310,7 +221,7 @@ def run_role(ctx: ServeContext) -> str | None:
     if ctx.role == FEATURE:
         return run_holder(ctx, holders(ctx.section))
     if ctx.role == PULLER:
-        return _Puller(ctx).run()
+        return Puller(ctx).run()
     return {REWARD: _reward_holder, DEALER: _dealer}[ctx.role](ctx)
 
 

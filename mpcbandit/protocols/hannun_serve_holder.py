@@ -10,10 +10,10 @@ decision is never asked for is dropped after serve.reward_timeout_s.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
+from collections import deque
 
 import numpy as np
 
@@ -21,19 +21,24 @@ from mpcbandit.bodies import expect_field
 from mpcbandit.data.hannun_data import feature_slices
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
-from mpcbandit.mpc.rounds import Op
+from mpcbandit.mpc.schedule import RoundScheduler
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols import hannun
 from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, decide, initial_state,
                                               share_contexts, update)
 from mpcbandit.protocols.hannun_stream import ServedExploration
-from mpcbandit.protocols.serve_loop import Follower, ServeContext
+from mpcbandit.protocols.serve_loop import OPS, UP, Follower, ServeContext
 
 __all__ = ["HAVE", "ContextStore", "run_holder"]
 
 log = logging.getLogger("mpcbandit.serve")
 
 HAVE = "serve.have"          # each holder tells the others and p' which slices it has
+ROUNDS = "serve.rounds"      # the holders' merged rounds (every op's messages among them)
+#: model versions a holder keeps: p' names the last it knows applied, one more may be done
+KEEP_VERSIONS = 3
+#: the lead holder tells p' how busy the rounds are every this many rounds
+BUSY_EVERY = 32
 PULLER, REWARD, DEALER = (f"{role}.0" for role in (hannun.PULLER, hannun.REWARD, hannun.DEALER))
 DEALER_LABEL = "dealer"      # the engine's requests to the dealer: the stream's words go along
 
@@ -63,7 +68,8 @@ class ContextStore:
 
     def _intake(self) -> None:
         while not self._closed and not self.port.drained("contexts"):
-            batch = self.port.next_batch("contexts", wait_s=0.25)
+            # no window: a slice is only stored, and a decision may be waiting for it
+            batch = self.port.next_batch("contexts", window_s=0.0, wait_s=0.25)
             if batch is None:
                 continue
             now = time.time()
@@ -117,6 +123,23 @@ class ContextStore:
         self._thread.join(1.0)
 
 
+class _Pending:
+    """An op of p''s this holder has read and not started: its place in p''s order and each
+    holder's word that it is ready for it (a prepare's: its flags on its slices)."""
+
+    def __init__(self, op: dict, seq: int, until: float):
+        self.op, self.seq, self.until = op, seq, until
+        self.ready: dict[str, object] = {}
+
+
+class _Stopped(Exception):
+    """p' stopped the service (by: the party that stopped it)."""
+
+    def __init__(self, by: str | None):
+        super().__init__(by)
+        self.by = by
+
+
 def _share_and_decide(eng, holders, state, mine, me, explore, puller):
     xs = yield from share_contexts(eng, holders, mine, me)
     yield from decide(eng, state, xs, explore, puller)
@@ -131,8 +154,22 @@ def _expect_flags(body, count: int, peer: str) -> list[bool]:
     return body
 
 
+def _model(op: dict, latest: int) -> int:
+    """The model version (updates applied) a decision batch reads: p' names it; a log from
+    before versions were named reads the latest."""
+    model = op.get("model", latest)
+    if isinstance(model, bool) or not isinstance(model, int) or model < 0:
+        raise ProtocolError(PULLER, f"serve.ops op {op.get('n')}", f"model {model!r} is not a "
+                            "version")
+    return model
+
+
 class _Holder:
-    """One feature holder's state and its answers to each op."""
+    """One feature holder's state and its answers to each op. The holders run their ops in
+    merged rounds (mpcbandit/mpc/schedule.py): a decision batch starts while an update or
+    earlier batches are under way, reading the model version p' names; each holder's round
+    message carries its word that it is ready for the ops it read, and an op starts, in p''s
+    order, after the round in which the last word on it came."""
 
     def __init__(self, ctx: ServeContext, holders: list[str]):
         s = ctx.section
@@ -147,14 +184,25 @@ class _Holder:
         saved = ctx.state.load(start) if start else None
         lead = self.eng.lead
         if saved is None:
-            self.state = initial_state(self.eng, s.arms, s.dims, s.regularizer)
+            state = initial_state(self.eng, s.arms, s.dims, s.regularizer)
             self.kept: dict[str, AShare] = {}
-            t, store = 0, {}
+            t, store, self.updates = 0, {}, 0
         else:
-            self.state = {k: AShare.from_state(v, lead) for k, v in saved["shares"].items()}
+            state = {k: AShare.from_state(v, lead) for k, v in saved["shares"].items()}
             rows = AShare.from_state(saved["kept"], lead) if saved["kept_ids"] else None
             self.kept = {i: rows[k] for k, i in enumerate(saved["kept_ids"])}
-            t, store = saved["t"], saved["store"]
+            t, store, self.updates = saved["t"], saved["store"], saved.get("updates", 0)
+        #: the model after each of the last updates: a batch reads the version p' names
+        self.versions = {self.updates: state}
+        self.updating = False
+        self.sched = RoundScheduler(ctx.chan, ROUNDS, holders, ctx.name)
+        self.name = ctx.name
+        #: p''s ops read and not started, and how many were read
+        self.pending: deque[_Pending] = deque()
+        self.read = 0
+        self._busy_at = (0.0, 0.0)   # the rounds' compute and wait seconds at the last report
+        #: the others' words on ops this holder has not read yet: seq -> {holder: word}
+        self.early: dict[int, dict[str, object]] = {}
         width = len(feature_slices(s)[self.me])
         lookup = ctx.source if hasattr(ctx.source, "features_of") else None  # a data folder
         self.store = ContextStore(ctx.port, lookup, width, **store,
@@ -165,43 +213,115 @@ class _Holder:
             self.chan.send(DEALER_LABEL, DEALER, {"explore_from": t})
         self.explore = ServedExploration(ctx.chan, DEALER, s, lead, t, ack)
 
-    def prepare(self, op: dict) -> None:
-        """Which of the batch's slices every holder has (each waits at most wait_s for its
-        own), then the decision of those ids (the op number p' gave)."""
-        tag = f"{HAVE} op {op.get('op')}"
-        ids = expect_field(op, "ids", list, PULLER, tag)
+    # ------------------------------------------------------------ which ops start when
+    def read_op(self, wait: bool = False) -> bool:
+        """Read p''s next op if it has arrived (wait: until it comes); whether one was."""
+        if not wait and not self.chan.arrived(OPS, PULLER):
+            return False
+        op = self.follower.next_op(wait_s=None if wait else 0.0)
+        if op is None:
+            return False
+        until = time.monotonic() + self._wait_s(op) if op["kind"] == "prepare" else 0.0
+        self.pending.append(_Pending(op, self.read, until))
+        self.read += 1
+        return True
+
+    def _wait_s(self, op: dict) -> float:
         wait_s = op.get("wait_s")
         if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or wait_s < 0:
-            raise ProtocolError(PULLER, tag, f"wait_s {wait_s!r} is not a duration")
-        have = self.store.wait(ids, wait_s)
-        got = self.chan.exchange(HAVE, send={p: have for p in self.others + [PULLER]},
-                                 recv=self.others,
-                                 deadline_s=wait_s + self.ctx.config.run.deadline_s)
-        flags = [have] + [_expect_flags(got[p], len(ids), p) for p in self.others]
-        complete = [i for k, i in enumerate(ids) if all(f[k] for f in flags)]
-        if not complete:
-            return
-        n = expect_field(op, "op", int, PULLER, tag)
-        if n != self.follower.n + 1:
-            raise ProtocolError(PULLER, tag, f"op {n} after op {self.follower.n}")
-        self.follower.n = n
-        self.decide(complete, n)
+            raise ProtocolError(PULLER, f"{HAVE} op {op.get('n')}",
+                                f"wait_s {wait_s!r} is not a duration")
+        return float(wait_s)
 
-    def _run(self, kind: str, op: Op):
-        """Run an op of the service and report its rounds and bytes (/metrics; the dealer's
-        material, fetched ahead, is not the op's)."""
-        before = dataclasses.replace(self.chan.stats.op(op.label))
-        out = self.eng.run(op)
-        cost = self.chan.stats.op(op.label) - before
-        self.ctx.port.report_op(kind, cost.rounds, cost.bytes_sent)
-        return out
+    def my_word(self, p: "_Pending", block: bool):
+        """This holder's word that it is ready for p (None: not yet): a prepare's flags once
+        it has its slices or its wait is over (block: wait for that), an update once p''s
+        and p'''s inputs are here (a round waiting for them would hold every op back)."""
+        kind = p.op["kind"]
+        if kind == "prepare":
+            ids = expect_field(p.op, "ids", list, PULLER, f"{HAVE} op {p.op.get('n')}")
+            left = max(0.0, p.until - time.monotonic())
+            have = self.store.wait(ids, left if block else 0.0)
+            return have if all(have) or time.monotonic() >= p.until else None
+        if kind == "update" and not block:
+            return True if all(self.chan.arrived(UPDATE, q) for q in (PULLER, REWARD)) else None
+        return True
 
-    def decide(self, ids: list[str], n: int) -> None:
+    def announce(self, block: bool) -> list:
+        """The words this holder has not given yet ([seq, word] each); a prepare's flags go to
+        p' too. block: the first op's word is waited for (nothing is under way)."""
+        words = []
+        for k, p in enumerate(self.pending):
+            if self.name not in p.ready:
+                word = self.my_word(p, block and k == 0)
+                if word is not None:
+                    p.ready[self.name] = word
+                    words.append([p.seq, word])
+                    if p.op["kind"] == "prepare":
+                        self.chan.send(HAVE, PULLER, word)
+        return words
+
+    def hear(self, headers: dict) -> None:
+        """The other holders' words of this round (one on an op this holder has not read yet
+        waits for it)."""
+        tag = f"{ROUNDS} round {self.sched.rounds}"
+        for peer, words in headers.items():
+            if not isinstance(words, list):
+                raise ProtocolError(peer, tag, f"expected words [[seq, word]], got {words!r:.60}")
+            for word in words:
+                first = self.pending[0].seq if self.pending else self.read
+                if (not isinstance(word, list) or len(word) != 2 or isinstance(word[0], bool)
+                        or not isinstance(word[0], int) or word[0] < first
+                        or peer in self.early.get(word[0], {})):
+                    raise ProtocolError(peer, tag, f"a word on no op waiting: {str(word)[:60]}")
+                self.early.setdefault(word[0], {})[peer] = word[1]
+        for p in self.pending:
+            for peer, word in self.early.pop(p.seq, {}).items():
+                if p.op["kind"] == "prepare":
+                    _expect_flags(word, len(p.op["ids"]), peer)
+                p.ready[peer] = word
+
+    def may_start(self, op: dict) -> bool:
+        """What every holder knows alike: an update once the last has ended, a batch once the
+        version it reads exists, a checkpoint or a stop with nothing under way."""
+        kind = op["kind"]
+        if kind == "update":
+            return not self.updating
+        if kind in ("prepare", "decide"):
+            return _model(op, self.updates) <= self.updates
+        return kind == "drop" or self.sched.idle
+
+    def start_ready(self) -> None:
+        """Start, in p''s order, the ops every holder said it is ready for."""
+        while self.pending:
+            p = self.pending[0]
+            if len(p.ready) < len(self.holders) or not self.may_start(p.op):
+                return
+            self.pending.popleft()
+            self.handle(p)
+
+    # ------------------------------------------------------------ the ops
+    def prepare(self, p: "_Pending") -> None:
+        """The ids every holder has a slice of (their words) are decided in one batch."""
+        n = expect_field(p.op, "n", int, PULLER, f"{HAVE} op {p.op.get('n')}")
+        flags = [p.ready[h] for h in self.holders]
+        complete = [i for k, i in enumerate(p.op["ids"]) if all(f[k] for f in flags)]
+        if complete:
+            self.decide(complete, n, _model(p.op, self.updates))
+
+    def decide(self, ids: list[str], n: int, model: int) -> None:
+        if model not in self.versions:
+            raise ProtocolError(PULLER, f"serve.ops op {n}", f"a decision on model version "
+                                f"{model}, this holder keeps {sorted(self.versions)}")
         mine = self.store.take(ids, n)
-        xs = self._run("decide", Op(DECIDE, _share_and_decide(
-            self.eng, self.holders, self.state, mine, self.me, self.explore.take(len(ids)),
-            PULLER)))
-        self.kept.update((i, xs[k]) for k, i in enumerate(ids))
+        gen = _share_and_decide(self.eng, self.holders, self.versions[model], mine, self.me,
+                                self.explore.take(len(ids)), PULLER)
+
+        def decided(xs, running):
+            self.kept.update((i, xs[k]) for k, i in enumerate(ids))
+            self.ctx.port.report_op("decide", running.rounds, running.bytes_sent)
+
+        self.sched.add(("decide", n), DECIDE, gen, decided)
 
     def update(self, ids: list[str], n: int) -> None:
         missing = [i for i in ids if i not in self.kept]
@@ -209,16 +329,93 @@ class _Holder:
             raise ProtocolError(PULLER, f"serve.ops op {n}", f"a reward for id {missing[0]!r}, "
                                 "which this holder has no decision of")
         xs = AShare.stack([self.kept.pop(i) for i in ids])
-        self._run("update", Op(UPDATE, update(self.eng, self.state, xs, PULLER, REWARD)))
+        new = dict(self.versions[self.updates])   # update() replaces its entries at its end
+        self.updating = True
+
+        def updated(_, running):
+            self.updates += 1
+            self.versions[self.updates] = new
+            for old in [v for v in self.versions if v <= self.updates - KEEP_VERSIONS]:
+                del self.versions[old]
+            self.updating = False
+            self.ctx.port.report_op("update", running.rounds, running.bytes_sent)
+            if self.eng.lead:
+                self.chan.send(UP, PULLER, {"updated": self.updates, "n": n})
+
+        self.sched.add(("update", n), UPDATE, update(self.eng, new, xs, PULLER, REWARD), updated)
 
     def checkpoint(self, n: int) -> None:
+        if not self.sched.idle:
+            raise ProtocolError(PULLER, "serve.ops checkpoint", f"a checkpoint at op {n} while "
+                                "ops are under way")
+        self.versions = {self.updates: self.versions[self.updates]}
         ids = list(self.kept)
         self.ctx.state.save(n, {
-            "t": self.explore.t, "store": self.store.snapshot(),
-            "shares": {k: v.to_state() for k, v in self.state.items()},
+            "t": self.explore.t, "store": self.store.snapshot(), "updates": self.updates,
+            "shares": {k: v.to_state() for k, v in self.versions[self.updates].items()},
             "kept_ids": ids, "kept": AShare.stack([self.kept[i] for i in ids]).to_state()
             if ids else None})
         self.follower.saved(n)
+
+    def handle(self, p: "_Pending") -> None:
+        """Start or apply one of p''s ops ("stop" raises _Stopped)."""
+        op = p.op
+        kind = op["kind"]
+        ids = op.get("ids", [])
+        if kind == "prepare":
+            self.prepare(p)
+        elif kind == "decide":        # replayed at a resume: the ids are the log's
+            self.decide(ids, op["n"], _model(op, self.updates))
+        elif kind == "update":
+            self.update(ids, op["n"])
+        elif kind == "drop":          # closed without a reward: nothing to apply
+            for i in ids:
+                self.kept.pop(i, None)
+        elif kind == "checkpoint":
+            self.checkpoint(expect_field(op, "n", int, PULLER, "serve.ops checkpoint"))
+        elif kind == "live":
+            self.ctx.port.report(ready=True, reason="")
+        elif kind == "stop":
+            if not self.sched.idle:
+                raise ProtocolError(PULLER, "serve.ops stop", "a stop while ops are under way")
+            if self.eng.lead:
+                self.chan.send(DEALER_LABEL, DEALER, {"explore_stop": self.explore.t,
+                                                      "by": op.get("by")})
+            self.eng.close()
+            raise _Stopped(op.get("by"))
+        else:
+            raise ProtocolError(PULLER, "serve.ops", f"unknown op {kind!r}")
+        self.ctx.port.report(step=self.follower.n)
+
+    def report_busy(self) -> None:
+        """The lead tells p' every BUSY_EVERY rounds how much of the rounds' time the holders
+        spent computing rather than waiting for each other (p' starts fewer batches at once
+        the busier they are: batches under way share rounds well only while the rounds wait
+        on the network)."""
+        if not self.eng.lead or self.sched.rounds % BUSY_EVERY:
+            return
+        sched = self.sched
+        compute, wait = sched.compute_s - self._busy_at[0], sched.wait_s - self._busy_at[1]
+        self._busy_at = (sched.compute_s, sched.wait_s)
+        if compute + wait > 0:
+            self.chan.send(UP, PULLER, {"busy": round(compute / (compute + wait), 3)})
+
+    def step(self) -> None:
+        """Between bursts of rounds the first op starts at once, unless it is a prepare
+        (every holder is at the same point, with the same first op); otherwise a round of the
+        ops under way carrying each holder's words on the ops it read (with nothing under way,
+        the first prepare's word is waited for)."""
+        if self.sched.idle:
+            if not self.pending:
+                self.read_op(wait=True)
+            if self.pending[0].op["kind"] != "prepare":
+                self.handle(self.pending.popleft())
+                return
+        while self.read_op():
+            pass
+        self.hear(self.sched.step(self.announce(block=self.sched.idle)))
+        self.start_ready()
+        self.report_busy()
 
 
 def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:
@@ -226,30 +423,8 @@ def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:
     h = _Holder(ctx, holders)
     try:
         while True:
-            op = h.follower.next_op()
-            kind = op["kind"]
-            ids = op.get("ids", [])
-            if kind == "prepare":
-                h.prepare(op)
-            elif kind == "decide":        # replayed at a resume: the ids are the log's
-                h.decide(ids, op["n"])
-            elif kind == "update":
-                h.update(ids, op["n"])
-            elif kind == "drop":          # closed without a reward: nothing to apply
-                for i in ids:
-                    h.kept.pop(i, None)
-            elif kind == "checkpoint":
-                h.checkpoint(expect_field(op, "n", int, PULLER, "serve.ops checkpoint"))
-            elif kind == "live":
-                ctx.port.report(ready=True, reason="")
-            elif kind == "stop":
-                if h.eng.lead:
-                    h.chan.send(DEALER_LABEL, DEALER, {"explore_stop": h.explore.t,
-                                                       "by": op.get("by")})
-                h.eng.close()
-                return op.get("by")
-            else:
-                raise ProtocolError(PULLER, "serve.ops", f"unknown op {kind!r}")
-            ctx.port.report(step=h.follower.n)
+            h.step()
+    except _Stopped as stop:
+        return stop.by
     finally:
         h.store.close()

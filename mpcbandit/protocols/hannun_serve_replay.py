@@ -96,19 +96,32 @@ def _slice(h: str, posted: dict, looked, rid: str, n: int) -> np.ndarray:
 
 def serve_log(cfg: Config, folder: Path, data: str | None = None) -> list[tuple]:
     """The service's log as replay_log reads it: ("decide", ids, contexts) and ("reward",
-    ids, rewards), in p''s op order."""
+    ids, rewards), in the order of the model each read: p''s op order, but a decision batch
+    that read the model before an update under way (its record's ``model``) before it."""
     ops = party_records(folder / f"{PULLER}.0" / "ops.wal")
     rewards = {r["id"]: r["reward"] for r in party_records(folder / f"{REWARD}.0" / "requests.wal")
                if r.get("kind") == "reward"}
     holders_slices = _slices(cfg, folder, data)
-    log = []
+    log: list[tuple] = []
+    updates: list[int] = []   # where each update stands in log
     for op in ops:
         ids, n = op["ids"], op["n"]
-        if op["kind"] == "decide":
-            log.append(("decide", ids, np.array([np.concatenate(
+        if op["kind"] == "decide" and ids:
+            entry = ("decide", ids, np.array([np.concatenate(
                 [_slice(h, posted, looked, rid, n) for h, posted, looked in holders_slices])
-                for rid in ids])))
+                for rid in ids]))
+            model = op.get("model", len(updates))
+            if not isinstance(model, int) or not 0 <= model <= len(updates):
+                raise DataError(f"op {n}: model version {model!r}, after {len(updates)} "
+                                "updates")
+            if model == len(updates):
+                log.append(entry)
+            else:   # it read the model before an update under way: it goes before that one
+                at = updates[model]
+                log.insert(at, entry)
+                updates[model:] = [u + 1 for u in updates[model:]]
         elif op["kind"] == "update":
+            updates.append(len(log))
             missing = [i for i in ids if i not in rewards]
             if missing:
                 raise DataError(f"op {n}: no reward for id {missing[0]!r} in the log of "

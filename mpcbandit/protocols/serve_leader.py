@@ -125,14 +125,16 @@ class Leader:
         ticket.refuse(f"the {what} of {', '.join(missing)} did not arrive within "
                       f"serve.decision_timeout_s = {self.serve.decision_timeout_s:g} s", missing)
 
-    def op_done(self, n: int, kind: str, count: int, before, t0: float) -> None:
-        """Report op n's cost (rounds and bytes since `before`), log it, checkpoint if due."""
+    def op_done(self, n: int, kind: str, count: int, before, t0: float, *,
+                checkpoint: bool = True) -> None:
+        """Report op n's cost (rounds and bytes since `before`), log it, checkpoint if due
+        (a leader with ops under way checkpoints once they have ended: checkpoint=False)."""
         cost = self.chan.stats.total() - before
         self.port.report(step=n)
         self.port.report_op(kind, cost.rounds, cost.bytes_sent)
         log.info("op %d %s: %d id(s), %d round(s), %.1f ms", n, kind, count, cost.rounds,
                  1e3 * (time.perf_counter() - t0))
-        if not self.replaying and n % self.serve.checkpoint_every == 0:
+        if checkpoint and not self.replaying and n % self.serve.checkpoint_every == 0:
             self.checkpoint(n)
 
     def checkpoint(self, n: int) -> None:

@@ -123,8 +123,10 @@ class ServicePort(Protocol):
     records: list[dict]
 
     def next_batch(self, kind: str, max_items: int | None = None,
-                   window_s: float | None = None, wait_s: float = 1.0) -> Batch | None:
-        """The next batch of kind (serve.max_batch and serve.batch_ms unless given)."""
+                   window_s: float | None = None, wait_s: float = 1.0, *,
+                   patient: bool = True) -> Batch | None:
+        """The next batch of kind (serve.max_batch and serve.batch_ms unless given; not
+        patient: None while its window is open, batching.py)."""
 
     def drained(self, kind: str) -> bool:
         """The queue of kind is closed and empty: no more batches will come."""

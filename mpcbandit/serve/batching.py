@@ -97,8 +97,11 @@ class BatchQueue:
         with self._cond:
             return self._closed and not self._items and not self._reserved
 
-    def next_batch(self, max_items: int, window_s: float, wait_s: float) -> Batch | None:
-        """The next batch, or None if no request arrived within wait_s (or drained)."""
+    def next_batch(self, max_items: int, window_s: float, wait_s: float, *,
+                   patient: bool = True) -> Batch | None:
+        """The next batch, or None if no request arrived within wait_s (or drained). Not
+        patient (a backend with other work under way): None while the first request's window
+        is open and the batch is not full, without waiting; it stays queued."""
         end = time.monotonic() + wait_s
         with self._cond:
             while not self._items:
@@ -107,6 +110,9 @@ class BatchQueue:
                     return None
                 self._cond.wait(left)
             first = self._items[0][0]
+            if (not patient and not self._closed and len(self._items) < max_items
+                    and time.monotonic() < first + window_s):
+                return None
             self._filling_to = max_items
             try:
                 while len(self._items) < max_items and not self._closed:

@@ -123,11 +123,11 @@ class Service:
     # ------------------------------------------------------------ the backend's port
 
     def next_batch(self, kind: str, max_items: int | None = None, window_s: float | None = None,
-                   wait_s: float = 1.0) -> Batch | None:
+                   wait_s: float = 1.0, *, patient: bool = True) -> Batch | None:
         """The next batch of kind, in arrival order (see batching.py)."""
         batch = self.queues[kind].next_batch(max_items or self.serve.max_batch,
                                              self.serve.batch_ms / 1e3 if window_s is None
-                                             else window_s, wait_s)
+                                             else window_s, wait_s, patient=patient)
         if batch is not None:
             self.metrics.batch_size.labels(kind).observe(len(batch.items))
             log.info("batch %s #%d: %d request(s), the first waited %.1f ms, %d still queued",

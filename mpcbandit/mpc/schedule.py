@@ -1,0 +1,216 @@
+"""Ops that join lock-step rounds at any round: the computing parties of a service run a
+decision batch while an update is half done, and a second decision batch while the first is.
+
+``gather`` (rounds.py) merges ops that start together; a ``RoundScheduler`` keeps running
+merged rounds among its *core* parties (the computing parties) while ops join and leave. Every
+core party must start the same ops at the same round, in the same order (the dealer's
+material is taken in that order): what each party tells the others in a round's message (its
+``header``) is read by all of them at the round's end, so a rule on the headers (Hannun's
+holders: an op starts once every holder said it is ready for it) starts ops alike everywhere.
+
+Peers outside the core (a party that only inputs a value or learns an opened one: Hannun's p'
+and p'') do not see rounds: each op's messages to and from them travel under the op's own
+label, one message per op and round (a flat list of its bodies, as ``run_ops`` sends), so such
+a party runs its part of each op on its own, in the order the ops started.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from mpcbandit.errors import ProtocolError
+from mpcbandit.mpc.rounds import IN_OP, Merged, OpGen, Round
+
+__all__ = ["RoundScheduler", "Running", "EdgeOp", "payload_bytes"]
+
+
+@dataclass
+class Running:
+    """An op in the scheduler: its key (the caller's name for it), label, generator, the
+    merged rounds it has taken part in, and what to call with its result."""
+
+    key: Any
+    label: str
+    gen: OpGen
+    on_done: Callable[[Any, "Running"], None] | None = None
+    rounds: int = 0
+    #: the payload (array bytes) it sent
+    bytes_sent: int = 0
+    round: Round | None = field(default=None, repr=False)
+
+
+def _flat(body) -> list:
+    return list(body) if isinstance(body, Merged) else [body]
+
+
+def payload_bytes(body) -> int:
+    """The bytes of the arrays in a body (what an op sends, without the envelopes: a merged
+    round's message carries several ops' bodies)."""
+    if isinstance(body, np.ndarray):
+        return body.nbytes
+    if isinstance(body, dict):
+        return sum(payload_bytes(v) for v in body.values())
+    if isinstance(body, (list, tuple)):
+        return sum(payload_bytes(v) for v in body)
+    return 8
+
+
+class RoundScheduler:
+    """One party's merged rounds among the core parties, ops joining between any two."""
+
+    def __init__(self, chan, label: str, core: list[str], me: str):
+        self.chan, self.label, self.me = chan, label, me
+        self.others = [p for p in core if p != me]
+        self._waiting: list[Running] = []    # added, to start after the current round
+        self.active: list[Running] = []      # in the order they started
+        self.rounds = 0
+        #: seconds its rounds spent computing (the ops' steps, the messages) and waiting for
+        #: the others' messages (the network, and the others computing)
+        self.compute_s = self.wait_s = 0.0
+
+    @property
+    def idle(self) -> bool:
+        """No op is running or waiting to start."""
+        return not self.active and not self._waiting
+
+    def add(self, key, label: str, gen: OpGen,
+            on_done: Callable[[Any, Running], None] | None = None) -> None:
+        """Start an op at the next round (every core party must add it at the same point)."""
+        self._waiting.append(Running(key, label, gen, on_done))
+
+    def _start_waiting(self) -> None:
+        # an op that ends before its first round (nothing to exchange) may start another
+        while self._waiting:
+            op = self._waiting.pop(0)
+            try:
+                op.round = op.gen.send(None)
+            except StopIteration as stop:
+                if op.on_done is not None:
+                    op.on_done(stop.value, op)
+                continue
+            self.active.append(op)
+
+    def step(self, header: Any = None) -> dict[str, Any]:
+        """Run one merged round of every active op (starting those added first); header: what
+        this party tells the others (its word on what starts next). Returns the headers
+        the others sent; ops that end call their on_done, in the order they started."""
+        t0 = time.perf_counter()
+        self._start_waiting()   # with none under way, a round carries the headers alone
+        core: dict[str, Merged] = {p: Merged() for p in self.others}
+        parts: dict[str, int] = dict.fromkeys(self.others, 0)
+        for op in self.active:
+            for peer, body in op.round.send.items():
+                op.bytes_sent += payload_bytes(body)
+                if peer in core:
+                    core[peer].extend(_flat(body))
+                else:   # outside the core: under the op's label, one message per op
+                    self.chan.send(op.label, peer, _flat(body))
+            for peer, k in op.round.expected().items():
+                if peer in parts:
+                    parts[peer] += k
+        t1 = time.perf_counter()
+        got = self.chan.exchange(self.label, send={p: {"h": header, "b": list(core[p])}
+                                                   for p in self.others}, recv=self.others)
+        t2 = time.perf_counter()
+        self.rounds += 1
+        headers, bodies = {}, {}
+        for peer in self.others:
+            msg = got[peer]
+            if not isinstance(msg, dict) or not isinstance(msg.get("b"), list):
+                raise ProtocolError(peer, f"{self.label} round {self.rounds}",
+                                    "expected a merged round {h, b}")
+            if len(msg["b"]) != parts[peer]:
+                raise ProtocolError(peer, f"{self.label} round {self.rounds}",
+                                    f"{len(msg['b'])} bodies, this party's ops expect "
+                                    f"{parts[peer]}: parties are not running the same ops")
+            headers[peer], bodies[peer] = msg.get("h"), msg["b"]
+        pos = dict.fromkeys(self.others, 0)
+        still: list[Running] = []
+        done: list[tuple[Running, Any]] = []
+        for op in self.active:
+            mine = {}
+            for peer, k in op.round.expected().items():
+                if peer in pos:
+                    at = pos[peer]
+                    mine[peer] = (bodies[peer][at] if op.round.parts is None
+                                  else Merged(bodies[peer][at:at + k]))
+                    pos[peer] = at + k
+                else:
+                    msg = self.chan.recv(op.label, peer)
+                    if not isinstance(msg, list) or len(msg) != k:
+                        raise ProtocolError(peer, op.label, f"expected {k} bodies for this "
+                                            f"op's round, got {str(msg)[:60]}")
+                    mine[peer] = msg[0] if op.round.parts is None else Merged(msg)
+            op.rounds += 1
+            try:
+                with np.errstate(over="ignore"):
+                    op.round = op.gen.send(mine)
+                still.append(op)
+            except StopIteration as stop:
+                done.append((op, stop.value))
+            except ProtocolError as e:
+                if e.tag != IN_OP:
+                    raise
+                raise ProtocolError(e.peer, f"{op.label} (op {op.key}) round {op.rounds}",
+                                    e.reason) from None
+        self.active = still
+        for op, value in done:
+            if op.on_done is not None:
+                op.on_done(value, op)
+        self.wait_s += t2 - t1
+        self.compute_s += time.perf_counter() - t2 + t1 - t0
+        return headers
+
+
+class EdgeOp:
+    """An op's part at a party outside the core (it inputs a value or learns an opened one),
+    driven without blocking: ``poll`` goes on while its messages have arrived, so the party
+    can run several ops' parts at once (Hannun's p' with decision batches under way)."""
+
+    def __init__(self, chan, label: str, gen: OpGen):
+        self.chan, self.label, self.gen = chan, label, gen
+        self.done, self.value = False, None
+        self.round: Round | None = None
+        self._got: dict[str, Any] = {}     # the current round's messages taken so far
+        self._next(None)
+
+    def _next(self, got) -> None:
+        while True:
+            try:
+                with np.errstate(over="ignore"):
+                    self.round = self.gen.send(got)
+            except StopIteration as stop:
+                self.done, self.value, self.round = True, stop.value, None
+                return
+            for peer, body in self.round.send.items():
+                self.chan.send(self.label, peer, _flat(body))
+            if self.round.recv:
+                return
+            got = {}
+
+    @property
+    def waiting_for(self) -> list[tuple[str, str]]:
+        """The (label, peer) messages its current round still waits for."""
+        return [] if self.done else [(self.label, p) for p in self.round.expected()
+                                     if p not in self._got]
+
+    def poll(self) -> bool:
+        """Take the messages of its round that have arrived, and go on once all have;
+        whether it is done."""
+        while not self.done:
+            for peer, k in self.round.expected().items():
+                if peer not in self._got and self.chan.arrived(self.label, peer):
+                    msg = self.chan.recv(self.label, peer)
+                    if not isinstance(msg, list) or len(msg) != k:
+                        raise ProtocolError(peer, self.label, f"expected {k} bodies for this "
+                                            f"op's round, got {str(msg)[:60]}")
+                    self._got[peer] = msg[0] if self.round.parts is None else Merged(msg)
+            if len(self._got) < len(self.round.expected()):
+                return False
+            got, self._got = self._got, {}
+            self._next(got)
+        return True

@@ -1,0 +1,350 @@
+"""Hannun's p' in a service (docs/serve.md, "How the parties sequence a batch"): it orders
+every op and learns the arms. Decision batches are issued as they come (at most
+serve.in_flight under way) and run at the holders beside each other and beside an update (one
+at a time, mpcbandit/mpc/schedule.py); each reads the model of the updates p' knows applied,
+which its op log record names (``model``). Records are logged in op order, a decision batch's
+once the holders said which slices they have, before its arms are opened to p'.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections import deque
+
+import numpy as np
+
+from mpcbandit.bodies import expect_field
+from mpcbandit.errors import PeerTimeout, ProtocolError
+from mpcbandit.mpc.engine import Engine
+from mpcbandit.mpc.rounds import Op
+from mpcbandit.mpc.schedule import EdgeOp
+from mpcbandit.protocols.hannun import DEALER, REWARD, holders
+from mpcbandit.protocols.hannun_batch import DECIDE, UPDATE, opened_arms, share_choices
+from mpcbandit.protocols.hannun_serve_holder import HAVE
+from mpcbandit.protocols.serve_leader import Leader
+from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, ServeContext, durable, tick_s
+
+__all__ = ["Puller", "WAIT_S"]
+
+log = logging.getLogger("mpcbandit.serve")
+#: how long p' with ops under way waits for one of their messages before it looks at its queue
+WAIT_S = 0.002
+P2, DEALER0 = f"{REWARD}.0", f"{DEALER}.0"
+
+
+class _Flight:
+    """A decision batch under way at p': its op, tickets and model version, the holders'
+    flags on their slices, then the opening of its arms."""
+
+    def __init__(self, n: int, tickets: list, model: int, before, t0: float):
+        self.n, self.tickets, self.model, self.before, self.t0 = n, tickets, model, before, t0
+        self.flags: dict[str, list] = {}
+        self.ids: list[str] | None = None       # those every holder has (once flagged)
+        self.decided: list = []                  # their tickets
+        self.opening: EdgeOp | None = None
+        self.logged = None                       # its op log record's future
+
+
+class Puller(Leader):
+    """p': orders every op of the service and learns the arms. Decision batches are issued
+    as they come (at most serve.in_flight under way) and run at the holders beside each other
+    and beside an update (one at a time); each batch reads the model of the updates p' knows
+    applied, which its op log record names (``model``)."""
+
+    def __init__(self, ctx: ServeContext):
+        s = ctx.section
+        self.s, self.holders = s, holders(s)
+        followers = self.holders + [P2]
+        super().__init__(ctx, followers, followers + [DEALER0])
+        self.eng = Engine(ctx.chan, self.holders, dealer=None)
+        start = self.agree()
+        saved = ctx.state.load(start) if start else {"t": 0, "arms": {}}
+        self.t, self.arms = saved["t"], dict(saved["arms"])
+        #: updates the holders applied (their notices), the update ops issued and not applied
+        self.updates = saved.get("updates", 0)
+        self.updating: deque[int] = deque()
+        self.flights: deque[_Flight] = deque()
+        self.busy_share = 0.0                 # of the holders' rounds spent computing
+        self.issued = self.oplog.n            # the last op number given out
+        self.unlogged: deque[list] = deque()  # [n, kind, ids, extra, ready], in op order
+        self.replay(start, lambda: len(self.arms))
+        self.await_updates()
+
+    # ------------------------------------------------------------ what p' hears
+    def hear(self, peer: str, msg: dict) -> None:
+        """p'' reports which ids have a reward, which decisions were closed; the lead holder
+        that an update is applied."""
+        for key, into in (("ready", self.ready), ("closed", self.closing)):
+            for rid in msg.get(key, ()):
+                if rid in self.arms:   # a notice repeated at a resume is applied once
+                    into[rid] = None
+        if "busy" in msg:
+            busy = msg["busy"]
+            if isinstance(busy, bool) or not isinstance(busy, (int, float)) or not 0 <= busy <= 1:
+                raise ProtocolError(peer, UP, f"busy {busy!r} is not a share of the time")
+            self.busy_share = float(busy)
+        if "updated" in msg:
+            n = msg.get("n")
+            if not self.updating or n != self.updating[0]:
+                raise ProtocolError(peer, UP, f"update op {n!r} applied, p' awaits "
+                                              f"{list(self.updating)}")
+            self.updating.popleft()
+            self.updates = expect_field(msg, "updated", int, peer, UP)
+
+    # ------------------------------------------------------------ the op log, in op order
+    def _number(self, kind: str, ids=None, **extra) -> int:
+        """The next op number; its record is logged once it and every op before it are known
+        (a decision batch's ids once the holders said which slices they have)."""
+        self.issued += 1
+        self.unlogged.append([self.issued, kind, ids, extra, ids is not None])
+        return self.issued
+
+    def _log_ready(self, n: int, ids: list[str]):
+        for entry in self.unlogged:
+            if entry[0] == n:
+                entry[2], entry[4] = ids, True
+        return self._flush_log(n)
+
+    def _flush_log(self, want: int | None = None):
+        fut = None
+        while self.unlogged and self.unlogged[0][4]:
+            n, kind, ids, extra, _ = self.unlogged.popleft()
+            got = self.oplog.append(kind, ids, **extra)
+            if self.oplog.n != n:
+                raise ProtocolError(self.ctx.name, "ops.wal", f"logged op {self.oplog.n}, "
+                                    f"expected {n}")
+            if n == want:
+                fut = got
+        return fut
+
+    # ------------------------------------------------------------ decision batches
+    def issue(self, batch) -> None:
+        """Ask the holders to decide a batch of tickets: those every holder has a slice of."""
+        tickets, timeout = batch.items, self.serve.decision_timeout_s
+        ids = [t.id for t in tickets]
+        margin = min(0.25, 0.1 * timeout)
+        wait_s = max(0.0, timeout - batch.waited_s - margin)
+        before, t0 = self.chan.stats.total(), time.perf_counter()
+        n = self._number("decide", model=self.updates)
+        for h in self.holders:
+            self.chan.send(OPS, h, {"kind": "prepare", "n": n, "ids": ids, "wait_s": wait_s,
+                                    "model": self.updates})
+        self.chan.send(OPS, P2, {"kind": "prepare", "n": n})
+        self.flights.append(_Flight(n, tickets, self.updates, before, t0))
+
+    def _flagged(self, f: _Flight) -> bool:
+        for h in self.holders:
+            if h not in f.flags and self.chan.arrived(HAVE, h):
+                flags = self.chan.recv(HAVE, h)
+                if not isinstance(flags, list) or len(flags) != len(f.tickets):
+                    raise ProtocolError(h, HAVE, f"expected {len(f.tickets)} bools, got "
+                                                 f"{str(flags)[:60]}")
+                f.flags[h] = flags
+        if len(f.flags) < len(self.holders):
+            return False
+        for k, ticket in enumerate(f.tickets):
+            missing = [h for h in self.holders if not f.flags[h][k]]
+            if missing:
+                self.refuse(ticket, missing, "slice")
+            else:
+                f.decided.append(ticket)
+        f.ids = [t.id for t in f.decided]
+        if len(f.decided) < len(f.tickets):
+            log.info("decision batch op %d: %d refused (slices missing)", f.n,
+                     len(f.tickets) - len(f.decided))
+        f.logged = self._log_ready(f.n, f.ids)
+        if f.ids:   # the holders share meanwhile
+            f.opening = EdgeOp(self.chan, DECIDE, opened_arms(self.eng, self.holders[0]))
+        return True
+
+    def _settle(self, f: _Flight) -> None:
+        arms = [int(a) for a in f.opening.value] if f.ids else []
+        if len(arms) != len(f.ids):
+            raise ProtocolError(self.holders[0], DECIDE, f"{len(arms)} arms for {len(f.ids)} ids")
+        if f.logged is not None:
+            durable(f.logged)
+        self.t += len(arms)
+        self.arms.update(zip(f.ids, arms))
+        self.settle_decisions(f.ids, arms, f.n, f.decided)
+        self.chan.send(OPS, P2, {"kind": "decided", "ids": f.ids})
+        self.op_done(f.n, "decide", len(f.ids), f.before, f.t0, checkpoint=False)
+
+    def advance(self) -> bool:
+        """Read the flags and openings that arrived, in op order; whether any did."""
+        moved = False
+        for f in self.flights:
+            if f.ids is None:
+                if not self._flagged(f):
+                    break
+                moved = True
+        while self.flights and self.flights[0].ids is not None:
+            f = self.flights[0]
+            if f.ids and not f.opening.poll():
+                break
+            self._settle(self.flights.popleft())
+            moved = True
+        return moved
+
+    def waiting_for(self) -> list[tuple[str, str]]:
+        """The messages p' waits for: flags, the first opening, its followers' words."""
+        wanted = [(UP, p) for p in self.listen]
+        for f in self.flights:
+            if f.ids is None:
+                wanted += [(HAVE, h) for h in self.holders if h not in f.flags]
+                break
+        if self.flights and self.flights[0].opening is not None:
+            wanted += self.flights[0].opening.waiting_for
+        return wanted
+
+    @property
+    def in_flight(self) -> int:
+        """Decision batches that may be under way: serve.in_flight while the holders' rounds
+        wait on the network, fewer the more of the rounds' time they compute (there, one
+        batch of many requests costs less than many batches of few)."""
+        return max(1, round(self.serve.in_flight * (1.0 - self.busy_share)))
+
+    @property
+    def busy(self) -> bool:
+        """Ops under way: decision batches or updates."""
+        return bool(self.flights or self.updating)
+
+    # ------------------------------------------------------------ rewards
+    def issue_rewards(self) -> bool:
+        """Closings (no MPC), and one update batch when none is under way; whether any."""
+        worked = False
+        if self.closing:
+            ids, self.closing = list(self.closing), {}
+            self.drop(ids, self._number("drop", ids))
+            worked = True
+        if self.ready and not self.updating:
+            ids = list(itertools.islice(self.ready, self.serve.max_batch))
+            for i in ids:
+                del self.ready[i]
+            self.update(ids, self._number("update", ids))
+            worked = True
+        return worked
+
+    def _announce(self, kind: str, ids: list[str], n: int):
+        """Send an update or a drop to every follower (logged in op order, _flush_log); the
+        cost counters at its start."""
+        for p in self.followers:
+            self.chan.send(OPS, p, {"n": n, "kind": kind, "ids": ids})
+        return self.chan.stats.total(), time.perf_counter()
+
+    def update(self, ids: list[str], n: int) -> None:
+        before, t0 = self._announce("update", ids, n)
+        chosen = [self.arms.pop(i) for i in ids]
+        self.eng.run(Op(UPDATE, share_choices(self.eng, np.asarray(chosen), self.s.arms)))
+        self.updating.append(n)
+        self.op_done(n, "update", len(ids), before, t0, checkpoint=False)
+
+    def drop(self, ids: list[str], n: int) -> None:
+        before, t0 = self._announce("drop", ids, n)
+        for i in ids:
+            self.arms.pop(i, None)
+        self.op_done(n, "drop", len(ids), before, t0, checkpoint=False)
+
+    # ------------------------------------------------------------ replayed at a resume
+    def decide(self, ids: list[str], n: int, tickets=None) -> None:
+        """A decision batch of the log, replayed (the model version it read, as logged)."""
+        before, t0 = self.chan.stats.total(), time.perf_counter()
+        op = {"n": n, "kind": "decide", "ids": ids}
+        if "model" in self.replayed:
+            op["model"] = self.replayed["model"]
+        for h in self.holders:
+            self.chan.send(OPS, h, op)
+        arms = ([int(a) for a in self.eng.run(Op(DECIDE, opened_arms(self.eng, self.holders[0])))]
+                if ids else [])
+        if len(arms) != len(ids):
+            raise ProtocolError(self.holders[0], DECIDE, f"{len(arms)} arms for {len(ids)} ids")
+        self.t += len(ids)
+        self.arms.update(zip(ids, arms))
+        self.settle_decisions(ids, arms, n, tickets)
+        self.chan.send(OPS, P2, {"n": n, "kind": "decide", "ids": ids})
+        self.op_done(n, "decide", len(ids), before, t0)
+
+    def replay(self, start: int, awaiting) -> None:
+        super().replay(start, awaiting)
+        self.issued = self.oplog.n
+
+    def await_updates(self) -> None:
+        """Wait until the holders applied every update issued (a resume's replayed ones, the
+        last before a checkpoint or a stop)."""
+        end = time.monotonic() + self.ctx.config.run.deadline_s
+        while self.updating:
+            if time.monotonic() > end:
+                raise PeerTimeout(self.holders[0], f"{UP} (update op {self.updating[0]} "
+                                  "applied)", self.ctx.config.run.deadline_s)
+            self.chan.wait_any([(UP, p) for p in self.listen], POLL_S)
+            self.read_up()
+
+    # ------------------------------------------------------------ the loop
+    def pump(self, take_new: bool = True) -> bool:
+        """One turn: words, arrivals, a new decision batch (while fewer than serve.in_flight
+        are under way), rewards, the log; whether anything moved."""
+        self.read_up()
+        self.take_rewards()
+        worked = self.advance()
+        if take_new and len(self.flights) < self.in_flight and not self.due:
+            # batches under way: look without waiting (their messages are waited for in
+            # run); else wait on the queue a while (an update's notice is read after it)
+            wait = 0.0 if self.flights or self.ready or self.closing else POLL_S
+            batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.flights)
+            if batch is not None:
+                self.issue(batch)
+                worked = True
+        if not self.due:
+            worked = self.issue_rewards() or worked
+        self._flush_log()
+        if self.due and not self.busy and not self.unlogged:
+            self.checkpoint(self.oplog.n)
+        return worked
+
+    @property
+    def due(self) -> bool:
+        """A checkpoint is due: p' issues nothing new until every op under way has ended."""
+        return self.issued - self.last_checkpoint >= self.serve.checkpoint_every
+
+    def run(self) -> str | None:
+        idle_since, tick = time.monotonic(), tick_s(self.ctx.config)
+        while not (self.leaving or self.ctx.stopping):
+            worked = self.pump()
+            now = time.monotonic()
+            if worked or self.busy:
+                idle_since = now
+                if not worked and self.flights:
+                    self.chan.wait_any(self.waiting_for(), WAIT_S)
+            elif now - idle_since > tick:
+                for p in self.followers:
+                    self.chan.send(OPS, p, {"kind": "tick"})
+                idle_since = now
+        return self.stop()
+
+    def drain(self) -> None:
+        """Let every op under way end, issuing nothing new (bounded by the deadlines)."""
+        limit = self.serve.decision_timeout_s + self.ctx.config.run.deadline_s
+        end = time.monotonic() + limit
+        while self.busy or self.unlogged:
+            if time.monotonic() > end:
+                raise PeerTimeout(" or ".join(self.holders), f"{DECIDE} (ops under way: "
+                                  f"{[f.n for f in self.flights] + list(self.updating)})",
+                                  limit)
+            if not self.pump(take_new=False):
+                self.chan.wait_any(self.waiting_for(), WAIT_S if self.flights else POLL_S)
+
+    def prepare(self, batch) -> None:
+        """A batch decided on its own (at a stop: the batches still queued)."""
+        self.issue(batch)
+        self.drain()
+
+    def settle(self) -> None:
+        self.drain()
+
+    def stop(self) -> str | None:
+        self.drain()
+        return super().stop()
+
+    def state(self) -> dict:
+        return {"t": self.t, "arms": self.arms, "updates": self.updates}

@@ -1,0 +1,110 @@
+"""The round scheduler (mpcbandit/mpc/schedule.py): ops join the computing parties' merged
+rounds at any round and still compute exactly; a party outside them runs its parts of several
+ops at once; parties that do not start the same ops are named."""
+
+import numpy as np
+import pytest
+
+from mpcbandit.errors import ProtocolError
+from mpcbandit.mpc import arith
+from mpcbandit.mpc.local import run_engines
+from mpcbandit.mpc.schedule import EdgeOp, RoundScheduler
+
+CORE = ["compute.0", "compute.1"]
+
+
+def _chain(eng, x, times: int):
+    """x multiplied by itself `times` times, one product (one round) after another."""
+    y = x
+    for _ in range(times):
+        y = yield from arith.bilinear(eng, "mul", y, x)
+    return y
+
+
+def test_ops_started_at_different_rounds_compute_exactly_in_fewer_rounds():
+    x = np.array([1.5, -0.75, 1.25])
+
+    def core(eng):
+        sched = RoundScheduler(eng.chan, "sched", CORE, eng.me)
+        xs = eng.input(x if eng.lead else None, CORE[0])
+        done = {}
+        sched.add("a", "t", _chain(eng, xs, 4), lambda v, op: done.__setitem__("a", (v, op.rounds)))
+        sched.step()
+        sched.add("b", "t", _chain(eng, xs, 3), lambda v, op: done.__setitem__("b", (v, op.rounds)))
+        sched.step()
+        sched.add("c", "t", _chain(eng, xs, 1), lambda v, op: done.__setitem__("c", (v, op.rounds)))
+        while not sched.idle:
+            sched.step()
+        return ({k: eng.open(v) for k, (v, _) in sorted(done.items())},
+                {k: r for k, (_, r) in done.items()}, sched.rounds)
+
+    results, _ = run_engines(core)
+    opened, rounds, merged = results[CORE[0]]
+    for key, power in (("a", 5), ("b", 4), ("c", 2)):
+        assert np.allclose(opened[key], x ** power, atol=1e-4), key
+    assert rounds == {"a": 4, "b": 3, "c": 1}
+    assert merged == 4   # b ran beside a from its second round, c beside both: 4 rounds, not 8
+    assert results[CORE[1]][2] == merged
+
+
+def test_a_party_outside_the_core_runs_its_parts_of_two_ops_at_once():
+    secret = np.array([0.5, 2.0])
+
+    def core(eng):
+        sched = RoundScheduler(eng.chan, "sched", CORE, eng.me)
+        xs = eng.input(np.array([3.0, 1.0]) if eng.lead else None, CORE[0])
+
+        def reveal():      # two products, then the result opened to the edge alone
+            y = yield from _chain(eng, xs, 2)
+            yield from arith.open_to(eng, y, "edge.0")
+
+        def take_input():  # the edge's value, times x
+            v = yield from arith.input_value(eng, None, "edge.0", eng.frac)
+            return (yield from arith.bilinear(eng, "mul", v, xs))
+
+        got = {}
+        sched.add("reveal", "open", reveal())
+        sched.step()
+        sched.add("input", "in", take_input(), lambda v, op: got.setdefault("v", v))
+        while not sched.idle:
+            sched.step()
+        return eng.open(got["v"])
+
+    def edge(eng):
+        opened = EdgeOp(eng.chan, "open", arith.open_to(eng, None, eng.me))
+        given = EdgeOp(eng.chan, "in", arith.input_value(eng, secret, eng.me, eng.frac))
+        assert given.done          # an input only sends
+        while not opened.poll():
+            eng.chan.wait_any(opened.waiting_for, 1.0)
+        return opened.value
+
+    results, _ = run_engines(core, others={"edge.0": edge})
+    assert np.allclose(results["edge.0"], np.array([27.0, 1.0]), atol=1e-3)
+    assert np.allclose(results[CORE[0]], secret * np.array([3.0, 1.0]), atol=1e-3)
+
+
+def test_a_party_that_started_an_op_the_other_did_not_is_named():
+    x = np.array([1.0])
+
+    def core(eng):
+        sched = RoundScheduler(eng.chan, "sched", CORE, eng.me)
+        xs = eng.input(x if eng.lead else None, CORE[0])
+        sched.add("a", "t", _chain(eng, xs, 2))
+        if eng.lead:
+            sched.add("extra", "t", _chain(eng, xs, 2))
+        while not sched.idle:
+            sched.step()
+
+    with pytest.raises(ProtocolError, match="not running the same ops") as err:
+        run_engines(core, deadline_s=5)
+    assert err.value.peer in CORE and "sched round 1" in str(err.value)
+
+
+def test_a_round_with_no_op_under_way_carries_the_headers_alone():
+    def core(eng):
+        sched = RoundScheduler(eng.chan, "sched", CORE, eng.me)
+        return sched.step(header=[eng.me])
+
+    results, _ = run_engines(core)
+    assert results[CORE[0]] == {CORE[1]: [CORE[1]]}
+    assert results[CORE[1]] == {CORE[0]: [CORE[0]]}
