@@ -127,7 +127,7 @@ class ServeSection:
     in_flight: int = spec(8, min=1, max=64,
                           doc="decision batches under way at once at most (Hannun): a batch "
                               "starts while earlier ones and an update are in their rounds; "
-                              "fewer the more of the rounds' time the holders compute")
+                              "no more than fit in a round's network time")
     decision_timeout_s: float = spec(5.0, min=0.01, max=86400.0,
                                      doc="a decision not made within this long is answered 503, "
                                          "naming the holders whose slice is missing")

@@ -71,6 +71,9 @@ class RoundScheduler:
         #: seconds its rounds spent computing (the ops' steps, the messages) and waiting for
         #: the others' messages (the network, and the others computing)
         self.compute_s = self.wait_s = 0.0
+        #: rounds of ops (an op's part in a merged round counts one), the shortest round's
+        #: seconds (since the caller last reset it)
+        self.op_rounds, self.shortest_s = 0, float("inf")
 
     @property
     def idle(self) -> bool:
@@ -163,6 +166,8 @@ class RoundScheduler:
                 op.on_done(value, op)
         self.wait_s += t2 - t1
         self.compute_s += time.perf_counter() - t2 + t1 - t0
+        self.op_rounds += len(self.active) + len(done)
+        self.shortest_s = min(self.shortest_s, time.perf_counter() - t0)
         return headers
 
 

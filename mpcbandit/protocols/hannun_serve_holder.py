@@ -37,8 +37,8 @@ HAVE = "serve.have"          # each holder tells the others and p' which slices 
 ROUNDS = "serve.rounds"      # the holders' merged rounds (every op's messages among them)
 #: model versions a holder keeps: p' names the last it knows applied, one more may be done
 KEEP_VERSIONS = 3
-#: the lead holder tells p' how busy the rounds are every this many rounds
-BUSY_EVERY = 32
+#: the lead holder tells p' how many batches fit in a round every this many rounds
+FIT_EVERY = 32
 PULLER, REWARD, DEALER = (f"{role}.0" for role in (hannun.PULLER, hannun.REWARD, hannun.DEALER))
 DEALER_LABEL = "dealer"      # the engine's requests to the dealer: the stream's words go along
 
@@ -200,7 +200,7 @@ class _Holder:
         #: p''s ops read and not started, and how many were read
         self.pending: deque[_Pending] = deque()
         self.read = 0
-        self._busy_at = (0.0, 0.0)   # the rounds' compute and wait seconds at the last report
+        self._fit_at = (0.0, 0)   # the rounds' compute seconds and op rounds at the last report
         #: the others' words on ops this holder has not read yet: seq -> {holder: word}
         self.early: dict[int, dict[str, object]] = {}
         width = len(feature_slices(s)[self.me])
@@ -387,18 +387,21 @@ class _Holder:
             raise ProtocolError(PULLER, "serve.ops", f"unknown op {kind!r}")
         self.ctx.port.report(step=self.follower.n)
 
-    def report_busy(self) -> None:
-        """The lead tells p' every BUSY_EVERY rounds how much of the rounds' time the holders
-        spent computing rather than waiting for each other (p' starts fewer batches at once
-        the busier they are: batches under way share rounds well only while the rounds wait
-        on the network)."""
-        if not self.eng.lead or self.sched.rounds % BUSY_EVERY:
-            return
+    def report_fit(self) -> None:
+        """The lead tells p' every FIT_EVERY rounds how many batches fit in a round: the
+        shortest round's time (the network's part of every round) over an op's computation
+        in a round. Batches under way together share rounds well only while the rounds wait
+        on the network; where computing fills them (loopback, a LAN, a busy machine) one
+        batch of many requests costs less than many batches of few."""
         sched = self.sched
-        compute, wait = sched.compute_s - self._busy_at[0], sched.wait_s - self._busy_at[1]
-        self._busy_at = (sched.compute_s, sched.wait_s)
-        if compute + wait > 0:
-            self.chan.send(UP, PULLER, {"busy": round(compute / (compute + wait), 3)})
+        if not self.eng.lead or sched.rounds % FIT_EVERY:
+            return
+        compute, op_rounds = sched.compute_s - self._fit_at[0], sched.op_rounds - self._fit_at[1]
+        self._fit_at = (sched.compute_s, sched.op_rounds)
+        if op_rounds and compute > 0:
+            fit = max(1, int(sched.shortest_s / (compute / op_rounds)))
+            self.chan.send(UP, PULLER, {"fit": min(fit, 2**16)})
+        sched.shortest_s = float("inf")
 
     def step(self) -> None:
         """Between bursts of rounds the first op starts at once, unless it is a prepare
@@ -415,7 +418,7 @@ class _Holder:
             pass
         self.hear(self.sched.step(self.announce(block=self.sched.idle)))
         self.start_ready()
-        self.report_busy()
+        self.report_fit()
 
 
 def run_holder(ctx: ServeContext, holders: list[str]) -> str | None:

@@ -66,7 +66,7 @@ class Puller(Leader):
         self.updates = saved.get("updates", 0)
         self.updating: deque[int] = deque()
         self.flights: deque[_Flight] = deque()
-        self.busy_share = 0.0                 # of the holders' rounds spent computing
+        self.fit = self.serve.in_flight       # batches that fit in a round (the lead holder's)
         self.issued = self.oplog.n            # the last op number given out
         self.unlogged: deque[list] = deque()  # [n, kind, ids, extra, ready], in op order
         self.replay(start, lambda: len(self.arms))
@@ -80,11 +80,14 @@ class Puller(Leader):
             for rid in msg.get(key, ()):
                 if rid in self.arms:   # a notice repeated at a resume is applied once
                     into[rid] = None
-        if "busy" in msg:
-            busy = msg["busy"]
-            if isinstance(busy, bool) or not isinstance(busy, (int, float)) or not 0 <= busy <= 1:
-                raise ProtocolError(peer, UP, f"busy {busy!r} is not a share of the time")
-            self.busy_share = float(busy)
+        if "fit" in msg:
+            fit = msg["fit"]
+            if isinstance(fit, bool) or not isinstance(fit, int) or fit < 1:
+                raise ProtocolError(peer, UP, f"fit {fit!r} is not a count of batches")
+            if min(fit, self.serve.in_flight) != min(self.fit, self.serve.in_flight):
+                log.info("decision batches under way at once: at most %d (%d fit in a round)",
+                         min(fit, self.serve.in_flight), fit)
+            self.fit = fit
         if "updated" in msg:
             n = msg.get("n")
             if not self.updating or n != self.updating[0]:
@@ -200,10 +203,10 @@ class Puller(Leader):
 
     @property
     def in_flight(self) -> int:
-        """Decision batches that may be under way: serve.in_flight while the holders' rounds
-        wait on the network, fewer the more of the rounds' time they compute (there, one
-        batch of many requests costs less than many batches of few)."""
-        return max(1, round(self.serve.in_flight * (1.0 - self.busy_share)))
+        """Decision batches that may be under way: serve.in_flight at most, and no more than
+        fit in a round (the lead holder's word: the network's part of a round over an op's
+        computation in it)."""
+        return max(1, min(self.serve.in_flight, self.fit))
 
     @property
     def busy(self) -> bool:
