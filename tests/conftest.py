@@ -19,6 +19,12 @@ if _WORKER.startswith("gw") and _WORKER[2:].isdigit():
     os.environ["MPCBANDIT_PORTS"] = f"{_low}-{_low + 2500}"
 
 
+# every test and every party process it starts does numpy on small arrays: OpenBLAS's worker
+# threads only spin there (~0.03-0.1 CPU-s a process at its start, most of a party's start-up
+# beside the imports; the suite starts thousands), so one thread each unless asked otherwise
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def pytest_configure(config):
     """Compile the package's bytecode once, before the workers start: the suite starts a
     `python -m mpcbandit` process for every party of every run, and where
