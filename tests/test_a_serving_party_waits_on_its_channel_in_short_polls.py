@@ -1,9 +1,8 @@
 """A party of a service waits on its channel in short polls (Channel.poll) between looking at
 its queues: a poll with nothing to read returns None (one timed wait, not a spin), a message
 that came is returned, and a peer whose connection stays down is named (PeerGone) across polls
-however short; a hello that
-timed out and is tried again completes with a peer that greeted during the first attempt and
-never greets again."""
+however short; a hello that timed out and is tried again completes with a peer that greeted
+during the first attempt and never greets again."""
 
 import threading
 import time
