@@ -57,6 +57,9 @@ IN_CONTAINERS_TOO = {
     "test_compose_flow_in_network_namespaces[default]":
         "test_compose_up_in_containers.py::"
         "test_docker_compose_up_gives_the_plaintext_result[docker-compose.yml]",
+    "test_compose_flow_runs_without_a_container_engine.py::test_compose_flow_on_loopback[demo]":
+        "test_compose_up_in_containers.py::"
+        "test_docker_compose_up_gives_the_plaintext_result[deploy/compose-demo.yml]",
     "test_compose_flow_runs_without_a_container_engine.py::"
     "test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay":
         "test_compose_up_in_containers.py::"
@@ -67,9 +70,9 @@ IN_CONTAINERS_TOO = {
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected: what this session runs
 def pytest_collection_modifyitems(config, items):
     """Skip each emulated compose flow whose container test runs in this session on a machine
-    that can run it (IN_CONTAINERS_TOO): the same commands for real, and each costs about ten
-    CPU-seconds twice. The loopback variants always run: each service's own folders at
-    different local paths, which containers do not vary."""
+    that can run it (IN_CONTAINERS_TOO): the same commands for real, and each costs five to
+    fifteen CPU-seconds twice. The default file's loopback variant always runs: each service's
+    own folders for keys and data at different local paths, which containers do not vary."""
     names = {f"{item.path.name}::{item.name}": item for item in items}
     doubled = [names[emulated] for emulated, real in IN_CONTAINERS_TOO.items()
                if emulated in names and real in names]
