@@ -19,6 +19,12 @@ if _WORKER.startswith("gw") and _WORKER[2:].isdigit():
     os.environ["MPCBANDIT_PORTS"] = f"{_low}-{_low + 2500}"
 
 
+# every test and every party process it starts does numpy on small arrays: OpenBLAS's worker
+# threads only spin there (~0.03-0.1 CPU-s a process at its start, most of a party's start-up
+# beside the imports; the suite starts thousands), so one thread each unless asked otherwise
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def pytest_configure(config):
     """Compile the package's bytecode once, before the workers start: the suite starts a
     `python -m mpcbandit` process for every party of every run, and where
@@ -38,6 +44,45 @@ def pytest_unconfigure(config):
     """Remove the suite's cache folder."""
     if getattr(config, "_mpcbandit_cache", None):
         shutil.rmtree(config._mpcbandit_cache, ignore_errors=True)
+
+
+#: each test of the emulated compose flow that the container stage's test (tests/FILE::NAME)
+#: runs for real: the same compose file's commands, each service a container, not a namespace
+IN_CONTAINERS_TOO = {
+    "test_compose_flow_runs_without_a_container_engine.py::"
+    "test_compose_flow_in_network_namespaces[demo]":
+        "test_compose_up_in_containers.py::"
+        "test_docker_compose_up_gives_the_plaintext_result[deploy/compose-demo.yml]",
+    "test_compose_flow_runs_without_a_container_engine.py::"
+    "test_compose_flow_in_network_namespaces[default]":
+        "test_compose_up_in_containers.py::"
+        "test_docker_compose_up_gives_the_plaintext_result[docker-compose.yml]",
+    "test_compose_flow_runs_without_a_container_engine.py::test_compose_flow_on_loopback[demo]":
+        "test_compose_up_in_containers.py::"
+        "test_docker_compose_up_gives_the_plaintext_result[deploy/compose-demo.yml]",
+    "test_compose_flow_runs_without_a_container_engine.py::"
+    "test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay":
+        "test_compose_up_in_containers.py::"
+        "test_docker_compose_serve_profile_answers_resumes_and_agrees_with_its_replay",
+}
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected: what this session runs
+def pytest_collection_modifyitems(config, items):
+    """Skip each emulated compose flow whose container test runs in this session on a machine
+    that can run it (IN_CONTAINERS_TOO): the same commands for real, and each costs five to
+    fifteen CPU-seconds twice. The default file's loopback variant always runs: each service's
+    own folders for keys and data at different local paths, which containers do not vary."""
+    names = {f"{item.path.name}::{item.name}": item for item in items}
+    doubled = [names[emulated] for emulated, real in IN_CONTAINERS_TOO.items()
+               if emulated in names and real in names]
+    if not doubled:
+        return
+    if (sys.modules.get("container_stage") or load_script("container_stage")).why_not():
+        return  # the container stage skips here: the emulated flows are the only ones
+    for item in doubled:
+        real = IN_CONTAINERS_TOO[f"{item.path.name}::{item.name}"]
+        item.add_marker(pytest.mark.skip(reason=f"tests/{real} runs this flow in containers"))
 
 
 def load_script(name: str):

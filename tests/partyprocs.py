@@ -70,10 +70,12 @@ def reap_check(pids) -> list[int]:
     return [p for p in pids if alive(p) and p != os.getpid()]
 
 
-def start_run(*args, out: Path) -> subprocess.Popen:
-    """`mpcbandit run ARGS --out OUT` as a child process with the repo on its path."""
+def start_run(*args, out: Path | None) -> subprocess.Popen:
+    """`mpcbandit run ARGS --out OUT` (out None: `run ARGS`, e.g. `--resume DIR`) as a child
+    process with the repo on its path."""
     repo = Path(__file__).resolve().parents[1]
-    return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *map(str, args), "--out", str(out)],
+    where = [] if out is None else ["--out", str(out)]
+    return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *map(str, args), *where],
                             cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -96,15 +98,21 @@ def kill_party(launcher: subprocess.Popen, pid: int, sig: int, timeout: float) -
 
 
 def kill_and_resume(cli, config: str, args: list, out: Path, victim: str, *, every: int,
-                    kill_after: int, timeout: float = 30.0) -> dict:
+                    kill_after: int, timeout: float = 30.0, then: tuple = ()) -> dict:
     """Run config with args checkpointing every `every` iterations, SIGKILL victim once every
     party is past kill_after, check that the run failed naming it and left no summary, resume
-    it with `run --resume`; the resumed run's summary."""
+    it with `run --resume`; the resumed run's summary. then: more (victim, kill_after), each
+    killed the same way in the run resumed before it."""
     launcher = start_run(config, *args, "--checkpoint-every", every, out=out)
-    wait_for_progress(out / "progress", minimum=kill_after, timeout=max(120.0, 2 * timeout))
-    err, _ = kill_party(launcher, party_pids(launcher.pid)[victim], signal.SIGKILL, timeout=timeout)
-    assert launcher.returncode != 0 and victim in err, err
-    assert not (out / "summary.json").exists()
+    kills = [(victim, kill_after), *then]
+    for k, (who, after) in enumerate(kills):
+        wait_for_progress(out / "progress", minimum=after, timeout=max(120.0, 2 * timeout))
+        err, _ = kill_party(launcher, party_pids(launcher.pid)[who], signal.SIGKILL,
+                            timeout=timeout)
+        assert launcher.returncode != 0 and who in err, err
+        assert not (out / "summary.json").exists()
+        if k + 1 < len(kills):
+            launcher = start_run("--resume", out, out=None)
     cli("run", "--resume", out)
     return json.loads((out / "summary.json").read_text())
 

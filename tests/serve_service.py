@@ -249,40 +249,49 @@ def traffic(apps, prefix: str, stop: threading.Event, workers: int) -> None:
         list(pool.map(worker, range(workers)))
 
 
-def kill_9_and_resume(apps, victim: str, witness: str, leader: str, width: int,
+def kill_9_and_resume(apps, victims: list[str], witness_of, leader: str, width: int,
                       workers: int = 6) -> None:
-    """kill -9 of victim amid traffic: the witness reports it gone, a decision is a 503 naming
-    it (unless it is the leader); the launcher exits 1; `serve --resume`: every acknowledged id
-    is a 409 (contexts of `width` numbers), the traffic goes on, every acknowledged reward is
-    applied once (the leader's op log), and the service stops cleanly."""
-    svc, out = apps.svc, apps.svc.out
+    """Each victim in turn killed with -9 amid traffic, in one service: witness_of(victim)
+    reports it gone, a decision is a 503 naming it (unless it is the leader); the launcher
+    exits 1; `serve --resume`: every acknowledged id is a 409 (contexts of `width` numbers) and
+    the traffic goes on (to the next kill). At the end every acknowledged reward of every phase
+    is applied once (the leader's op log), and the service stops cleanly. (One service for
+    every victim: each kill and resume is the same as in a service of its own, and the
+    service's start and its replay are paid once, not once a victim.)"""
+    out = apps.svc.out
     stop = threading.Event()
-    moving = threading.Thread(target=traffic, args=(apps, "a", stop, workers), daemon=True)
-    moving.start()
-    try:
-        wait_for(lambda: len(apps.acked["rewards"]) >= 40, "traffic under way")
-        os.kill(svc.pids()[victim], signal.SIGKILL)
-        wait_for(lambda: svc.health(witness)["peers"].get(victim) == "gone",
-                 f"{witness} reports {victim} gone", 30)
-        if victim != leader:
-            status, body, _ = apps.decide("after-the-kill")
-            assert status == 503 and victim in body["error"] and body["gone"] == [victim]
-        stop.set()
-        moving.join(60)
-        assert svc.stop() == 1   # one party did not drain: it was killed
-        svc = apps.svc = Service(out, resume=True, parties=svc.parties)
-        for rid in sorted(apps.acked["decisions"])[:5]:   # the logs remember every id
-            assert apps.decide(rid)[0] == 409
-        for party, rid in sorted(apps.acked["contexts"])[:5]:
-            assert svc.post(party, "/v1/contexts", {"id": rid, "features": [0.1] * width}
-                            )[0] == 409
-        for rid in sorted(apps.acked["rewards"])[:5]:
-            assert apps.reward(rid)[0] == 409
+
+    def phase(prefix: str, rewards: int, what: str) -> threading.Thread:
+        """Traffic under prefix until `rewards` of its rewards are acknowledged (still going)."""
         stop.clear()
-        moving = threading.Thread(target=traffic, args=(apps, "b", stop, workers), daemon=True)
+        moving = threading.Thread(target=traffic, args=(apps, prefix, stop, workers), daemon=True)
         moving.start()
-        wait_for(lambda: sum(r.startswith("b") for r in apps.acked["rewards"]) >= 20,
-                 "traffic after the resume")
+        wait_for(lambda: sum(r.startswith(prefix) for r in apps.acked["rewards"]) >= rewards,
+                 what)
+        return moving
+
+    try:
+        for k, victim in enumerate(victims):
+            svc, witness = apps.svc, witness_of(victim)
+            moving = phase(f"{k}-", 40, f"traffic under way before killing {victim}")
+            os.kill(svc.pids()[victim], signal.SIGKILL)
+            wait_for(lambda: svc.health(witness)["peers"].get(victim) == "gone",
+                     f"{witness} reports {victim} gone", 30)
+            if victim != leader:
+                status, body, _ = apps.decide(f"after-killing-{victim}")
+                assert status == 503 and victim in body["error"] and body["gone"] == [victim]
+            stop.set()
+            moving.join(60)
+            assert svc.stop() == 1   # one party did not drain: it was killed
+            svc = apps.svc = Service(out, resume=True, parties=svc.parties)
+            for rid in sorted(apps.acked["decisions"])[:5]:   # the logs remember every id
+                assert apps.decide(rid)[0] == 409
+            for party, rid in sorted(apps.acked["contexts"])[:5]:
+                assert svc.post(party, "/v1/contexts", {"id": rid, "features": [0.1] * width}
+                                )[0] == 409
+            for rid in sorted(apps.acked["rewards"])[:5]:
+                assert apps.reward(rid)[0] == 409
+        moving = phase("last-", 20, "traffic after the last resume")
         stop.set()
         moving.join(60)
         try:
@@ -294,7 +303,7 @@ def kill_9_and_resume(apps, victim: str, witness: str, leader: str, width: int,
             raise AssertionError(f"{e}: never applied {sorted(acked - set(applied))}, applied "
                                  f"twice {twice}, applied but never posted "
                                  f"{sorted(set(applied) - apps.posted_rewards)}") from None
-        assert svc.stop() == 0
+        assert apps.svc.stop() == 0
     finally:
         stop.set()
         if apps.svc.proc.poll() is None:

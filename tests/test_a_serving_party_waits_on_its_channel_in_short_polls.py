@@ -1,8 +1,8 @@
 """A party of a service waits on its channel in short polls (Channel.poll) between looking at
-its queues: a poll with nothing to read returns None, a message that came is returned, and a
-peer whose connection stays down is named (PeerGone) across polls however short; a hello that
-timed out and is tried again completes with a peer that greeted during the first attempt and
-never greets again."""
+its queues: a poll with nothing to read returns None (one timed wait, not a spin), a message
+that came is returned, and a peer whose connection stays down is named (PeerGone) across polls
+however short; a hello that timed out and is tried again completes with a peer that greeted
+during the first attempt and never greets again."""
 
 import threading
 import time
@@ -75,3 +75,23 @@ def test_a_retried_hello_completes_with_a_peer_that_greeted_only_once():
         for link in (a, b, c):
             if link is not None:
                 link.close(0)
+
+
+def test_a_poll_on_a_quiet_channel_is_one_timed_wait_not_a_spin():
+    """zmq waits whole milliseconds: a poll's wait rounded down ended up to a millisecond short
+    of its deadline, and the poll spun through the rest with zero-millisecond receives (~40
+    receives a 20 ms poll: most of an idle serving party's CPU). Rounded up, a poll with nothing
+    to read is its timed wait and one last look."""
+    base = pick_base_port("127.0.0.1", 2)
+    link = ZmqLink("a", f"tcp://127.0.0.1:{base}", {"b": f"tcp://127.0.0.1:{base + 1}"},
+                   max_bytes=2**20)
+    try:
+        chan = Channel("a", ["b"], link, session="s", deadline_s=30, max_bytes=2**20)
+        receives = []
+        real = link._recv
+        link._recv = lambda timeout_s: receives.append(timeout_s) or real(timeout_s)
+        for _ in range(10):
+            assert chan.poll("x", ["b"], 0.02) is None
+        assert len(receives) <= 3 * 10, sorted(receives)[:20]
+    finally:
+        link.close(0)

@@ -8,7 +8,10 @@ the summary equals the plaintext run on the same folders (demo: `--plaintext --d
 `--plaintext --data --replay`, the replay of the dealer's secret exploration key).
 $MPCBANDIT_STEPS is set, as a user would for a short run.
 Where namespaces are refused, the loopback variant runs the same flow with `network.addresses`.
-tests/test_compose_up_in_containers.py runs the files in real containers."""
+tests/test_compose_up_in_containers.py runs the files in real containers; in a session where
+it does, the namespace variants, the demo's loopback variant and the serve profile here are
+skipped (tests/conftest.py, IN_CONTAINERS_TOO: the same commands, run for real) and the
+default file's loopback variant still runs (each service's folders at its own local paths)."""
 
 import json
 import re

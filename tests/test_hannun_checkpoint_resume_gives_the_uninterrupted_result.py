@@ -8,16 +8,16 @@ import json
 import pytest
 
 import partyprocs
-from conftest import run_cli
 from hannun_inproc import assert_matches_replay
 
-# the quick tier (-m "not slow") leaves it out; one worker runs the module, so the uninterrupted
-# run both seeded cases compare with runs once
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("hannun-resume")]
+pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
 EVERY = 25
-#: seeded: two exploration / reward blocks of 256, the resume point inside the first
-STEPS = 300
+#: seeded: two exploration / reward blocks of 256, both resume points (past steps 100 and 150)
+#: inside the first, and the last resumed part at least 150 steps long: its per-step figures
+#: carry its set-up (a second hello, fresh material) within a few % (at 75 steps: 13 % more
+#: bytes per step)
+STEPS = 350
 #: secret: three blocks, the resume point inside the second (where the agreement below was
 #: measured)
 SECRET_STEPS = 600
@@ -34,17 +34,14 @@ def settings(exploration, steps=STEPS):
             "--set", f'hannun.exploration="{exploration}"']
 
 
-@pytest.fixture(scope="module")
-def whole(tmp_path_factory):
-    """The uninterrupted seeded run's summary."""
-    out = tmp_path_factory.mktemp("whole") / "run"
-    run_cli("run", "configs/hannun-synthetic.toml", "--out", out, *settings("seeded"))
-    return json.loads((out / "summary.json").read_text())
-
-
-@pytest.mark.parametrize("victim", ["feature_holder.1", "dealer.0"])
-def test_killed_seeded_run_resumes_to_the_uninterrupted_result(cli, tmp_path, victim, whole):
-    resumed = kill_and_resume(cli, tmp_path, victim, "seeded", STEPS, kill_after=100)
+def test_a_seeded_run_killed_twice_resumes_each_time_to_the_uninterrupted_result(cli, tmp_path):
+    """feature_holder.1 killed past step 100 and the run resumed; in that run the dealer killed
+    past step 150 and the run resumed again (one run for both victims: each kill and resume is
+    the one a run of its own would see, the killed run before the second is a resumed one)."""
+    resumed = kill_and_resume(cli, tmp_path, "feature_holder.1", "seeded", STEPS, kill_after=100,
+                              then=(("dealer.0", 150),))
+    cli("run", "configs/hannun-synthetic.toml", "--out", tmp_path / "whole", *settings("seeded"))
+    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
     assert resumed["series"] == whole["series"]
     for key in ("cumulative_reward", "cumulative_regret"):
         assert resumed[key] == whole[key], key
@@ -62,15 +59,15 @@ def test_killed_secret_run_resumes_on_the_dealers_first_key(cli, tmp_path):
     assert_matches_replay(resumed, least=RESUMED_SECRET_AGREEMENT)
 
 
-
-def kill_and_resume(cli, tmp_path, victim, exploration, steps, kill_after):
-    """Kill victim past step kill_after of a checkpointing run of steps and resume it; the
-    resumed summary."""
+def kill_and_resume(cli, tmp_path, victim, exploration, steps, kill_after, then=()):
+    """Kill victim past step kill_after of a checkpointing run of steps (and each of then's
+    victims past its step in the run resumed before it) and resume it; the resumed summary."""
     resumed = partyprocs.kill_and_resume(cli, "configs/hannun-synthetic.toml",
                                          settings(exploration, steps), tmp_path / "run", victim,
-                                         every=EVERY, kill_after=kill_after)
+                                         every=EVERY, kill_after=kill_after, then=then)
+    last = ([(victim, kill_after), *then])[-1][1]
     assert (tmp_path / "run" / "checkpoints" / "dealer.0" / "finished.ckpt").exists()
-    assert kill_after // EVERY * EVERY <= resumed["resumed_from"] < steps
+    assert last // EVERY * EVERY <= resumed["resumed_from"] < steps
     assert resumed["resumed_from"] % EVERY == 0
     assert len(resumed["series"]["arms"]) == steps
     return resumed

@@ -1,6 +1,7 @@
-"""MNIST's PCA (seconds of CPU in every party process of an MNIST run) is fitted once and read
-back from the cache folder after: the same features, bit for bit; a torn entry, a changed
-file or a folder that cannot be written costs a fit, never an error or a stale basis."""
+"""MNIST's PCA and the features projected on it (seconds of CPU in every party process of an
+MNIST run) are computed once and read back from the cache folder after: the same features, bit
+for bit, without reading the images again; a torn entry, a changed file or a folder that cannot
+be written costs a fit, never an error, a stale basis or stale features."""
 
 import numpy as np
 import pytest
@@ -52,10 +53,25 @@ def test_a_second_process_reads_the_fitted_basis_and_gets_the_same_features(digi
     assert fits == [6, 4]
 
 
+def test_a_second_process_reads_the_projected_features_without_the_images(digits, fits,
+                                                                          monkeypatch, tmp_path):
+    loads = []
+    real = mnist.load_mnist
+    monkeypatch.setattr(mnist, "load_mnist", lambda *a: loads.append(a) or real(*a))
+    z1, labels1 = mnist_features(digits, 6)
+    z2, labels2 = mnist_features(digits, 6)   # another party process: reads the features
+    assert len(loads) == 1 and fits == [6]
+    assert np.array_equal(z1, z2) and np.array_equal(labels1, labels2)
+    assert z2.shape == (200, 6) and labels2.dtype == np.int64
+    assert len(list((tmp_path / "cache").glob("mnist-features-*.npz"))) == 1
+
+
 def test_a_torn_cache_entry_is_fitted_again(digits, fits, tmp_path):
     z1, _ = mnist_features(digits, 6)
-    (entry,) = (tmp_path / "cache").glob("mnist-pca-*.npz")
-    entry.write_bytes(entry.read_bytes()[:100])
+    entries = list((tmp_path / "cache").glob("mnist-*.npz"))  # the basis and the features
+    assert len(entries) == 2
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:100])
     z2, _ = mnist_features(digits, 6)
     assert fits == [6, 6] and np.array_equal(z1, z2)
     z3, _ = mnist_features(digits, 6)         # rewritten whole by the second fit

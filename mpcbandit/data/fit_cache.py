@@ -1,5 +1,6 @@
-"""Arrays fitted on public data (MNIST's PCA basis), kept on disk so that each party process of
-a run, and each later run, reads them instead of fitting again (seconds of CPU a process).
+"""Arrays fitted on public data (MNIST's PCA basis, and MNIST projected on it), kept on disk so
+that each party process of a run, and each later run, reads them instead of fitting and
+projecting again (seconds of CPU a process).
 
 The folder is $MPCBANDIT_CACHE, else $XDG_CACHE_HOME/mpcbandit, else ~/.cache/mpcbandit; an
 entry is named by a digest of what it was fitted on, so a changed file is fitted anew. Only

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpcbandit.data import read_data_file
+from mpcbandit.data import check_file, read_data_file
 from mpcbandit.data.fit_cache import digest_files, fitted
 from mpcbandit.errors import DataError
 
@@ -111,8 +111,38 @@ def pca_project(x: np.ndarray, dims: int, mean: np.ndarray | None = None,
 
 def mnist_features(directory: Path, dims: int = 20, split: str = "train",
                    fit_split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """(unit-norm PCA features N x dims, labels N); the PCA is fitted on fit_split, once per
-    machine (data/fit_cache.py keeps its mean and basis)."""
+    """(unit-norm PCA features N x dims, labels N); the PCA is fitted on fit_split and split
+    projected on it, each once per machine (data/fit_cache.py keeps the mean and basis, and
+    the features with their labels: a later process reads them instead of the images)."""
+    key = _features_key(Path(directory), dims, split, fit_split)
+    if key is None:  # a file missing or unreadable: loading the images names it
+        return _projected(directory, dims, split, fit_split)
+
+    def project() -> dict[str, np.ndarray]:
+        z, labels = _projected(directory, dims, split, fit_split)
+        return {"features": z, "labels": labels}
+
+    got = fitted("mnist-features", key, ("features", "labels"), project)
+    z, labels = got["features"], got["labels"]
+    if z.ndim != 2 or z.shape[1] != dims or labels.shape != (z.shape[0],):
+        return _projected(directory, dims, split, fit_split)  # another shape: never trusted
+    return z, labels
+
+
+def _features_key(directory: Path, dims: int, split: str, fit_split: str) -> str | None:
+    """The digest of what split's features depend on (its images and labels, the images the
+    PCA is fitted on, dims); None if one of those files is not there or not a regular file."""
+    try:
+        files = [check_file(_find(directory, stem))
+                 for stem in (*_FILES[split], _FILES[fit_split][0])]
+    except (FileNotFoundError, DataError):
+        return None
+    return digest_files(*dict.fromkeys(files), extra=f"dims={dims} fit={fit_split}")
+
+
+def _projected(directory: Path, dims: int, split: str,
+               fit_split: str) -> tuple[np.ndarray, np.ndarray]:
+    """split's images projected on the PCA of fit_split's (the PCA read from the cache)."""
     images, labels = load_mnist(directory, split)
 
     def fit() -> dict[str, np.ndarray]:

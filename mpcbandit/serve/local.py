@@ -19,7 +19,7 @@ from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.local_procs import local_network, spawn, stop_all
 from mpcbandit.registry import get_protocol
-from mpcbandit.serve.server import DRAIN_MARGIN_S
+from mpcbandit.serve import DRAIN_MARGIN_S
 
 __all__ = ["serve_local", "ENDPOINTS", "SERVICE_FILE"]
 

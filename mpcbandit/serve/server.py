@@ -15,6 +15,7 @@ from aiohttp import web
 
 from mpcbandit.config import ServeSection
 from mpcbandit.files import OutputError
+from mpcbandit.serve import DRAIN_MARGIN_S
 from mpcbandit.serve.access import api_token, bearer_matches
 from mpcbandit.serve.backend import Backend
 from mpcbandit.serve.metrics import CONTENT_TYPE_LATEST
@@ -27,8 +28,6 @@ __all__ = ["make_app", "RunningService", "start_service", "drain_and_stop", "ser
 log = logging.getLogger(__name__)
 
 ROUTES = ("/v1/contexts", "/v1/decisions", "/v1/rewards", "/v1/health", "/metrics")
-#: how long a drain may take beyond the decision deadline (the backend's last batch)
-DRAIN_MARGIN_S = 10.0
 
 
 def _json(reply: Reply) -> web.Response:
