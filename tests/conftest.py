@@ -23,6 +23,10 @@ if _WORKER.startswith("gw") and _WORKER[2:].isdigit():
 # threads only spin there (~0.03-0.1 CPU-s a process at its start, most of a party's start-up
 # beside the imports; the suite starts thousands), so one thread each unless asked otherwise
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# pytest keeps each test module's assertion-rewritten bytecode in tests/__pycache__ and reads it
+# back; where PYTHONDONTWRITEBYTECODE is set it rewrote every module in every worker of every run
+# (~2.7 CPU-s a worker, before its first test). Written, as the package's own is (below)
+sys.dont_write_bytecode = False
 
 
 def pytest_configure(config):
