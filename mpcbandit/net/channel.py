@@ -156,7 +156,7 @@ class Channel:
             if soonest <= now or now >= end:
                 return soonest <= now
             self._watch("|".join(sorted({label for label, _ in wanted})) + "#*", now)
-            self._pump(max(min(soonest, end) - now, 1e-3))   # the link counts whole ms
+            self._pump(min(soonest, end) - now)
 
     def _due(self, label: str, peer: str) -> float:
         """When peer's next label message may be read (inf: not here yet)."""
