@@ -291,10 +291,10 @@ class Puller(Leader):
         self.take_rewards()
         worked = self.advance()
         if take_new and len(self.flights) < self.in_flight and not self.due:
-            # batches under way: look without waiting (their messages are waited for in
-            # run); else wait on the queue a while (an update's notice is read after it)
-            wait = 0.0 if self.flights or self.ready or self.closing else POLL_S
-            batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.flights)
+            # ops under way: look without waiting (their messages are waited for in run);
+            # else wait on the queue a while
+            wait = 0.0 if self.busy or self.ready or self.closing else POLL_S
+            batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.busy)
             if batch is not None:
                 self.issue(batch)
                 worked = True
@@ -317,7 +317,7 @@ class Puller(Leader):
             now = time.monotonic()
             if worked or self.busy:
                 idle_since = now
-                if not worked and self.flights:
+                if not worked:   # an update alone under way too: p' spun through it
                     self.chan.wait_any(self.waiting_for(), WAIT_S)
             elif now - idle_since > tick:
                 for p in self.followers:
