@@ -2,6 +2,8 @@
 rounds at any round and still compute exactly; a party outside them runs its parts of several
 ops at once; parties that do not start the same ops are named."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc import arith
 from mpcbandit.mpc.local import run_engines
 from mpcbandit.mpc.schedule import EdgeOp, RoundScheduler
+from mpcbandit.net.netspec import NetSpec
 
 CORE = ["compute.0", "compute.1"]
 
@@ -108,3 +111,42 @@ def test_a_round_with_no_op_under_way_carries_the_headers_alone():
     results, _ = run_engines(core)
     assert results[CORE[0]] == {CORE[1]: [CORE[1]]}
     assert results[CORE[1]] == {CORE[0]: [CORE[0]]}
+
+
+def _paced_chain(eng, x, times: int, compute_s: float):
+    """_chain with compute_s of computing before each product."""
+    y = x
+    for _ in range(times):
+        time.sleep(compute_s)
+        y = yield from arith.bilinear(eng, "mul", y, x)
+    return y
+
+
+def _fit(net, pause_every: int):
+    """The fit the first core party finds after two ops of ~1 ms a round ran 24 rounds, that
+    party pausing 40 ms before every pause_every-th round (as a holder reading p''s ops)."""
+    def core(eng):
+        sched = RoundScheduler(eng.chan, "sched", CORE, eng.me)
+        xs = eng.input(np.array([1.0, 0.5]) if eng.lead else None, CORE[0])
+        sched.add("a", "t", _paced_chain(eng, xs, 24, 0.001))
+        sched.add("b", "t", _paced_chain(eng, xs, 24, 0.001))
+        while not sched.idle:
+            if eng.lead and sched.rounds % pause_every == 0:
+                time.sleep(0.04)
+            sched.step()
+        return sched.fit()
+
+    results, _ = run_engines(core, net=net)
+    return results[CORE[0]]
+
+
+def test_many_ops_fit_in_a_round_that_waits_on_the_network_even_after_pauses():
+    """30 ms one way, ~1 ms of computing per op and round: the round's wait is the network's,
+    so many ops fit. A round after a pause finds the other's message there already and waits
+    for nothing: the shortest round (the rule before) took that for the network and said 1."""
+    fit = _fit(NetSpec("wan", 0.03, None), pause_every=4)
+    assert fit is not None and fit >= 6, fit
+
+
+def test_few_ops_fit_where_computing_fills_the_rounds():
+    assert _fit(None, pause_every=10**6) <= 3

@@ -8,6 +8,7 @@ from typing import Any, Callable
 from dealer import serve
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.net.inproc import run_inproc
+from mpcbandit.net.netspec import NetSpec
 
 __all__ = ["run_engines", "computing_names"]
 
@@ -20,9 +21,10 @@ def computing_names(n: int, role: str = "compute") -> list[str]:
 def run_engines(fn: Callable[[Engine], Any], n: int = 2, *,
                 others: dict[str, Callable[[Engine], Any]] | None = None,
                 dealer_kw: dict | None = None, deadline_s: float = 30.0,
-                **engine_kw) -> tuple[dict[str, Any], dict]:
+                net: NetSpec | None = None, **engine_kw) -> tuple[dict[str, Any], dict]:
     """fn(eng) on n computing parties, each other party's function on its own Engine, and a
-    dealer thread; returns (results by party name, channels by party name)."""
+    dealer thread (net: an emulated network among them all); returns (results by party
+    name, channels by party name)."""
     parties = computing_names(n)
 
     def computing(chan):
@@ -35,4 +37,4 @@ def run_engines(fn: Callable[[Engine], Any], n: int = 2, *,
     for name, f in (others or {}).items():
         fns[name] = lambda chan, f=f: f(Engine(chan, parties, **engine_kw))
     fns["dealer.0"] = lambda chan: serve(chan, parties, **(dealer_kw or {}))
-    return run_inproc(fns, deadline_s=deadline_s)
+    return run_inproc(fns, deadline_s=deadline_s, net=net)

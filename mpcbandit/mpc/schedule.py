@@ -16,7 +16,9 @@ a party runs its part of each op on its own, in the order the ops started.
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -25,7 +27,10 @@ import numpy as np
 from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc.rounds import IN_OP, Merged, OpGen, Round
 
-__all__ = ["RoundScheduler", "Running", "EdgeOp", "payload_bytes"]
+__all__ = ["RoundScheduler", "Running", "EdgeOp", "payload_bytes", "FIT_SAMPLES"]
+
+#: rounds RoundScheduler.fit looks back on
+FIT_SAMPLES = 64
 
 
 @dataclass
@@ -68,12 +73,9 @@ class RoundScheduler:
         self._waiting: list[Running] = []    # added, to start after the current round
         self.active: list[Running] = []      # in the order they started
         self.rounds = 0
-        #: seconds its rounds spent computing (the ops' steps, the messages) and waiting for
-        #: the others' messages (the network, and the others computing)
-        self.compute_s = self.wait_s = 0.0
-        #: rounds of ops (an op's part in a merged round counts one), the shortest round's
-        #: seconds (since the caller last reset it)
-        self.op_rounds, self.shortest_s = 0, float("inf")
+        #: the last rounds with an op: (seconds waiting for the others' messages, seconds
+        #: computing per op in the round: its steps and messages)
+        self.samples: deque[tuple[float, float]] = deque(maxlen=FIT_SAMPLES)
 
     @property
     def idle(self) -> bool:
@@ -164,11 +166,23 @@ class RoundScheduler:
         for op, value in done:
             if op.on_done is not None:
                 op.on_done(value, op)
-        self.wait_s += t2 - t1
-        self.compute_s += time.perf_counter() - t2 + t1 - t0
-        self.op_rounds += len(self.active) + len(done)
-        self.shortest_s = min(self.shortest_s, time.perf_counter() - t0)
+        ops = len(self.active) + len(done)
+        if ops:
+            self.samples.append((t2 - t1, (time.perf_counter() - t2 + t1 - t0) / ops))
         return headers
+
+    def fit(self) -> int | None:
+        """How many ops fit in a round, from the last rounds (None: none with an op): the
+        median round's wait for the others' messages over the median op's computing in a
+        round. Ops under way together share rounds well while the rounds wait on the network;
+        where computing fills them (loopback, a LAN, a busy machine) one op on many rows
+        costs less than many on few. Medians: a round after a pause finds the others'
+        messages there already, and an op fetching the dealer's material computes long."""
+        if not self.samples:
+            return None
+        wait = statistics.median(w for w, _ in self.samples)
+        per_op = statistics.median(c for _, c in self.samples)
+        return max(1, min(int(wait / per_op), 2**16)) if per_op > 0 else 2**16
 
 
 class EdgeOp:

@@ -200,7 +200,6 @@ class _Holder:
         #: p''s ops read and not started, and how many were read
         self.pending: deque[_Pending] = deque()
         self.read = 0
-        self._fit_at = (0.0, 0)   # the rounds' compute seconds and op rounds at the last report
         #: the others' words on ops this holder has not read yet: seq -> {holder: word}
         self.early: dict[int, dict[str, object]] = {}
         width = len(feature_slices(s)[self.me])
@@ -388,20 +387,13 @@ class _Holder:
         self.ctx.port.report(step=self.follower.n)
 
     def report_fit(self) -> None:
-        """The lead tells p' every FIT_EVERY rounds how many batches fit in a round: the
-        shortest round's time (the network's part of every round) over an op's computation
-        in a round. Batches under way together share rounds well only while the rounds wait
-        on the network; where computing fills them (loopback, a LAN, a busy machine) one
-        batch of many requests costs less than many batches of few."""
-        sched = self.sched
-        if not self.eng.lead or sched.rounds % FIT_EVERY:
+        """The lead tells p' every FIT_EVERY rounds how many batches fit in a round
+        (RoundScheduler.fit)."""
+        if not self.eng.lead or self.sched.rounds % FIT_EVERY:
             return
-        compute, op_rounds = sched.compute_s - self._fit_at[0], sched.op_rounds - self._fit_at[1]
-        self._fit_at = (sched.compute_s, sched.op_rounds)
-        if op_rounds and compute > 0:
-            fit = max(1, int(sched.shortest_s / (compute / op_rounds)))
-            self.chan.send(UP, PULLER, {"fit": min(fit, 2**16)})
-        sched.shortest_s = float("inf")
+        fit = self.sched.fit()
+        if fit is not None:
+            self.chan.send(UP, PULLER, {"fit": fit})
 
     def step(self) -> None:
         """Between bursts of rounds the first op starts at once, unless it is a prepare
