@@ -73,9 +73,10 @@ class RoundScheduler:
         self._waiting: list[Running] = []    # added, to start after the current round
         self.active: list[Running] = []      # in the order they started
         self.rounds = 0
-        #: the last rounds with an op: (seconds waiting for the others' messages, seconds
-        #: computing per op in the round: its steps and messages)
-        self.samples: deque[tuple[float, float]] = deque(maxlen=FIT_SAMPLES)
+        #: the last rounds' seconds computing per op (its steps and messages), for fit
+        self.per_op_s: deque[float] = deque(maxlen=FIT_SAMPLES)
+        #: the network's one-way delay to the others (probe_delay; None: not measured)
+        self.delay_s: float | None = None
 
     @property
     def idle(self) -> bool:
@@ -168,21 +169,40 @@ class RoundScheduler:
                 op.on_done(value, op)
         ops = len(self.active) + len(done)
         if ops:
-            self.samples.append((t2 - t1, (time.perf_counter() - t2 + t1 - t0) / ops))
+            self.per_op_s.append((time.perf_counter() - t2 + t1 - t0) / ops)
         return headers
 
+    def probe_delay(self, lead: str, probes: int = 8) -> None:
+        """Measure the network's one-way delay to the others (delay_s, at lead; every core
+        party calls it at the same point, nothing under way): lead sends each a probe, which
+        it answers at once; half the shortest of the round trips. Rounds do not show it: a
+        party's wait for the others' messages is also their computing, their lateness and,
+        on a loaded machine, their turn for a core."""
+        tag = f"{self.label}.probe"
+        if self.me != lead:
+            for _ in range(probes):
+                self.chan.send(tag, lead, self.chan.recv(tag, lead))
+            return
+        trips = []
+        for k in range(probes):
+            for peer in self.others:
+                t0 = time.perf_counter()
+                self.chan.send(tag, peer, k)
+                if self.chan.recv(tag, peer) != k:
+                    raise ProtocolError(peer, tag, f"probe {k} answered out of turn")
+                trips.append(time.perf_counter() - t0)
+        self.delay_s = min(trips) / 2
+
     def fit(self) -> int | None:
-        """How many ops fit in a round, from the last rounds (None: none with an op): the
-        median round's wait for the others' messages over the median op's computing in a
-        round. Ops under way together share rounds well while the rounds wait on the network;
-        where computing fills them (loopback, a LAN, a busy machine) one op on many rows
-        costs less than many on few. Medians: a round after a pause finds the others'
-        messages there already, and an op fetching the dealer's material computes long."""
-        if not self.samples:
+        """How many ops fit in a round (None: not known yet): the network's delay over an
+        op's computing in a round (the median of the last rounds': one fetching the dealer's
+        material is long). Ops under way together share rounds well while the rounds wait on
+        the network; where computing fills them (loopback, a LAN, a busy machine) one op on
+        many rows costs less than many on few."""
+        if self.delay_s is None or not self.per_op_s:
             return None
-        wait = statistics.median(w for w, _ in self.samples)
-        per_op = statistics.median(c for _, c in self.samples)
-        return max(1, min(int(wait / per_op), 2**16)) if per_op > 0 else 2**16
+        per_op = statistics.median(self.per_op_s)
+        return max(1, min(int(self.delay_s / per_op), 2**16)) if per_op > 0 else 2**16
 
 
 class EdgeOp:

@@ -196,6 +196,7 @@ class _Holder:
         self.versions = {self.updates: state}
         self.updating = False
         self.sched = RoundScheduler(ctx.chan, ROUNDS, holders, ctx.name)
+        self.sched.probe_delay(holders[0])   # for the fit the lead reports (report_fit)
         self.name = ctx.name
         #: p''s ops read and not started, and how many were read
         self.pending: deque[_Pending] = deque()
