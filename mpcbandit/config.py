@@ -125,9 +125,9 @@ class ServeSection:
                                "go to the backend together as one batch")
     max_batch: int = spec(64, min=1, max=65536, doc="at most this many requests in one batch")
     in_flight: int = spec(8, min=1, max=64,
-                          doc="decision batches under way at once at most (Hannun): a batch "
-                              "starts while earlier ones and an update are in their rounds; "
-                              "no more than fit in a round's network time")
+                          doc="ops under way at once at most (Hannun): decision batches and "
+                              "an update, each starting while the others are in their rounds; "
+                              "no more than fit in the network's delay")
     decision_timeout_s: float = spec(5.0, min=0.01, max=86400.0,
                                      doc="a decision not made within this long is answered 503, "
                                          "naming the holders whose slice is missing")

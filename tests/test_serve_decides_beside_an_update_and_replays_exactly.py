@@ -22,7 +22,9 @@ def _beside_an_update(out) -> bool:
 
 def test_decision_batches_beside_an_update_read_the_version_named_and_replay_exactly(tmp_path):
     out = tmp_path / "svc"
-    svc = Service(out, "serve.checkpoint_every=50", net="lan")
+    # 5 ms one way: rounds wait on the network, so several ops fit in one (on the emulated
+    # LAN one may: p' then lets one op be under way at a time, update or batch)
+    svc = Service(out, "serve.checkpoint_every=50", net="one_way_ms=5,mbit_s=1000")
     apps = Apps(svc)
     stop = threading.Event()
     load = threading.Thread(target=traffic, args=(apps, "u", stop, 12), daemon=True)
@@ -36,4 +38,42 @@ def test_decision_batches_beside_an_update_read_the_version_named_and_replay_exa
         assert svc.stop() == 0
     report = replay(out)
     assert report["decisions"] == len(apps.acked["decisions"]) >= 150
+    assert report["disagree"] == [] and report["agreement"] == 1.0
+
+
+def _updates_between_batches(out) -> tuple[int, int, bool]:
+    """(updates, decision batches, whether a batch read a model older than the updates
+    logged ahead of it) in p''s op log."""
+    updates = batches = 0
+    beside = False
+    for op in records(out, PULLER, "ops.wal"):
+        if op["kind"] == "update":
+            updates += 1
+        elif op["kind"] == "decide" and op["ids"]:
+            batches += 1
+            beside = beside or op["model"] < updates
+    return updates, batches, beside
+
+
+def test_one_op_under_way_takes_turns_between_a_batch_and_an_update(tmp_path):
+    """serve.in_flight = 1: an update counts as an op under way as a batch does (its rounds
+    cost the holders alike), so no batch runs beside one (it did: fails before), and amid
+    steady traffic updates are applied between batches."""
+    out = tmp_path / "svc"
+    svc = Service(out, "serve.in_flight=1", net="lan")
+    apps = Apps(svc)
+    stop = threading.Event()
+    load = threading.Thread(target=traffic, args=(apps, "t", stop, 8), daemon=True)
+    load.start()
+    try:
+        wait_for(lambda: _updates_between_batches(out)[0] >= 20
+                 and len(apps.acked["decisions"]) >= 100, "100 decisions and 20 updates", 120)
+    finally:
+        stop.set()
+        load.join(30)
+        assert svc.stop() == 0
+    updates, batches, beside = _updates_between_batches(out)
+    assert not beside
+    assert updates >= 20 and batches >= 20
+    report = replay(out)
     assert report["disagree"] == [] and report["agreement"] == 1.0

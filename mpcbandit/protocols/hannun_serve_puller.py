@@ -65,6 +65,7 @@ class Puller(Leader):
         #: updates the holders applied (their notices), the update ops issued and not applied
         self.updates = saved.get("updates", 0)
         self.updating: deque[int] = deque()
+        self.batches_since_update = 0
         self.flights: deque[_Flight] = deque()
         self.fit = self.serve.in_flight       # batches that fit in a round (the lead holder's)
         self.issued = self.oplog.n            # the last op number given out
@@ -209,6 +210,12 @@ class Puller(Leader):
         return max(1, min(self.serve.in_flight, self.fit))
 
     @property
+    def room(self) -> bool:
+        """Another op may start: decision batches and the update under way count alike (an
+        update's rounds cost the holders as a batch's do)."""
+        return len(self.flights) + len(self.updating) < self.in_flight
+
+    @property
     def busy(self) -> bool:
         """Ops under way: decision batches or updates."""
         return bool(self.flights or self.updating)
@@ -221,7 +228,7 @@ class Puller(Leader):
             ids, self.closing = list(self.closing), {}
             self.drop(ids, self._number("drop", ids))
             worked = True
-        if self.ready and not self.updating:
+        if self.ready and not self.updating and self.room:
             ids = list(itertools.islice(self.ready, self.serve.max_batch))
             for i in ids:
                 del self.ready[i]
@@ -241,6 +248,7 @@ class Puller(Leader):
         chosen = [self.arms.pop(i) for i in ids]
         self.eng.run(Op(UPDATE, share_choices(self.eng, np.asarray(chosen), self.s.arms)))
         self.updating.append(n)
+        self.batches_since_update = 0
         self.op_done(n, "update", len(ids), before, t0, checkpoint=False)
 
     def drop(self, ids: list[str], n: int) -> None:
@@ -290,13 +298,16 @@ class Puller(Leader):
         self.read_up()
         self.take_rewards()
         worked = self.advance()
-        if take_new and len(self.flights) < self.in_flight and not self.due:
+        if self.batches_since_update and not self.due:   # an update waits for one batch at most
+            worked = self.issue_rewards() or worked
+        if take_new and self.room and not self.due:
             # ops under way: look without waiting (their messages are waited for in run);
             # else wait on the queue a while
             wait = 0.0 if self.busy or self.ready or self.closing else POLL_S
             batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.busy)
             if batch is not None:
                 self.issue(batch)
+                self.batches_since_update += 1
                 worked = True
         if not self.due:
             worked = self.issue_rewards() or worked
