@@ -10,6 +10,7 @@ import pytest
 from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc import arith
 from mpcbandit.mpc.local import run_engines
+from mpcbandit.mpc.opening import open_values, swap_bits
 from mpcbandit.mpc.schedule import EdgeOp, RoundScheduler
 from mpcbandit.net.netspec import NetSpec
 
@@ -84,6 +85,24 @@ def test_a_party_outside_the_core_runs_its_parts_of_two_ops_at_once():
     results, _ = run_engines(core, others={"edge.0": edge})
     assert np.allclose(results["edge.0"], np.array([27.0, 1.0]), atol=1e-3)
     assert np.allclose(results[CORE[0]], secret * np.array([3.0, 1.0]), atol=1e-3)
+
+
+def test_each_op_counts_the_payload_it_sent_in_merged_rounds_packed_bits_included():
+    """What a service's holder reports per op (/metrics' mpcbandit_op_bytes_sent): an op's own
+    bodies in the rounds it shared, packed bits at their length (they counted 8 bytes)."""
+    def core(eng):
+        sched = RoundScheduler(eng.chan, "sched", CORE, eng.me)
+        sent = {}
+        sched.add("bits", "t", swap_bits(eng, np.ones(8000, dtype=np.uint64)),
+                  lambda v, op: sent.setdefault("bits", op.bytes_sent))
+        sched.add("open", "t", open_values(eng, [np.arange(100, dtype=np.uint64)]),
+                  lambda v, op: sent.setdefault("open", op.bytes_sent))
+        sched.step()
+        assert sched.idle and sched.rounds == 1   # both in one merged round
+        return sent
+
+    results, _ = run_engines(core)
+    assert results[CORE[0]] == results[CORE[1]] == {"bits": 8000 // 8, "open": 100 * 8}
 
 
 def test_a_party_that_started_an_op_the_other_did_not_is_named():

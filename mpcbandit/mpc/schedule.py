@@ -43,7 +43,7 @@ class Running:
     gen: OpGen
     on_done: Callable[[Any, "Running"], None] | None = None
     rounds: int = 0
-    #: the payload (array bytes) it sent
+    #: the payload it sent (payload_bytes: arrays and packed bits)
     bytes_sent: int = 0
     round: Round | None = field(default=None, repr=False)
 
@@ -53,10 +53,12 @@ def _flat(body) -> list:
 
 
 def payload_bytes(body) -> int:
-    """The bytes of the arrays in a body (what an op sends, without the envelopes: a merged
-    round's message carries several ops' bodies)."""
+    """The bytes of the arrays and packed bits in a body (what an op sends, without the
+    envelopes: a merged round's message carries several ops' bodies); a scalar counts 8."""
     if isinstance(body, np.ndarray):
         return body.nbytes
+    if isinstance(body, (bytes, bytearray)):
+        return len(body)
     if isinstance(body, dict):
         return sum(payload_bytes(v) for v in body.values())
     if isinstance(body, (list, tuple)):

@@ -198,8 +198,10 @@ class _Holder:
         self.sched = RoundScheduler(ctx.chan, ROUNDS, holders, ctx.name)
         self.sched.probe_delay(holders[0])   # for the fit the lead reports (report_fit)
         self.name = ctx.name
-        #: p''s ops read and not started, and how many were read
+        #: p''s ops read and not started
         self.pending: deque[_Pending] = deque()
+        #: how many were read, the next one's seq: counted, as with none pending nothing else
+        #: says it (follower.n counts numbered ops only: not a checkpoint, "live" or "stop")
         self.read = 0
         #: the others' words on ops this holder has not read yet: seq -> {holder: word}
         self.early: dict[int, dict[str, object]] = {}

@@ -106,9 +106,16 @@ class Puller(Leader):
         return self.issued
 
     def _log_ready(self, n: int, ids: list[str]):
-        for entry in self.unlogged:
-            if entry[0] == n:
-                entry[2], entry[4] = ids, True
+        """Op n's ids are known: log it and the ready ops after it once those before it are
+        logged; the future of op n's record (None while an op before it awaits its ids)."""
+        # unlogged holds consecutive op numbers from its first: op n is n - first in
+        k = n - self.unlogged[0][0] if self.unlogged else -1
+        entry = self.unlogged[k] if 0 <= k < len(self.unlogged) else None
+        if entry is None or entry[0] != n or entry[4]:
+            raise ProtocolError(self.ctx.name, "ops.wal", f"op {n}'s ids came, but it is no op "
+                                "awaiting them (awaiting: "
+                                f"{[e[0] for e in self.unlogged if not e[4]]})")
+        entry[2], entry[4] = ids, True
         return self._flush_log(n)
 
     def _flush_log(self, want: int | None = None):

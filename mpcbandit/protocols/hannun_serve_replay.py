@@ -25,8 +25,8 @@ from mpcbandit.protocols.hannun import DEALER, PULLER, REWARD, holders
 from mpcbandit.protocols.hannun_serve_reference import ServeReference, replay_log
 from mpcbandit.serve.wal import read_records
 
-__all__ = ["ScheduledReference", "key_schedule", "serve_log", "near_tie", "replay_service",
-           "party_records", "NEAR_TIE_UNITS"]
+__all__ = ["ScheduledReference", "key_schedule", "serve_log", "model_order", "near_tie",
+           "replay_service", "party_records", "NEAR_TIE_UNITS"]
 
 
 class ScheduledReference(ServeReference):
@@ -102,32 +102,42 @@ def serve_log(cfg: Config, folder: Path, data: str | None = None) -> list[tuple]
     rewards = {r["id"]: r["reward"] for r in party_records(folder / f"{REWARD}.0" / "requests.wal")
                if r.get("kind") == "reward"}
     holders_slices = _slices(cfg, folder, data)
-    log: list[tuple] = []
-    updates: list[int] = []   # where each update stands in log
-    for op in ops:
-        ids, n = op["ids"], op["n"]
-        if op["kind"] == "decide" and ids:
-            entry = ("decide", ids, np.array([np.concatenate(
-                [_slice(h, posted, looked, rid, n) for h, posted, looked in holders_slices])
-                for rid in ids]))
-            model = op.get("model", len(updates))
-            if not isinstance(model, int) or not 0 <= model <= len(updates):
-                raise DataError(f"op {n}: model version {model!r}, after {len(updates)} "
-                                "updates")
-            if model == len(updates):
-                log.append(entry)
-            else:   # it read the model before an update under way: it goes before that one
-                at = updates[model]
-                log.insert(at, entry)
-                updates[model:] = [u + 1 for u in updates[model:]]
-        elif op["kind"] == "update":
-            updates.append(len(log))
-            missing = [i for i in ids if i not in rewards]
-            if missing:
-                raise DataError(f"op {n}: no reward for id {missing[0]!r} in the log of "
-                                f"{REWARD}.0")
-            log.append(("reward", ids, np.array([rewards[i] for i in ids])))
-    return log
+
+    def entries():   # in op order: an error names the first op that has one
+        for op in ops:
+            ids, n = op["ids"], op["n"]
+            if op["kind"] == "decide" and ids:
+                yield op, ("decide", ids, np.array([np.concatenate(
+                    [_slice(h, posted, looked, rid, n) for h, posted, looked in holders_slices])
+                    for rid in ids]))
+            elif op["kind"] == "update":
+                missing = [i for i in ids if i not in rewards]
+                if missing:
+                    raise DataError(f"op {n}: no reward for id {missing[0]!r} in the log of "
+                                    f"{REWARD}.0")
+                yield op, ("reward", ids, np.array([rewards[i] for i in ids]))
+
+    return model_order(entries())
+
+
+def model_order(entries) -> list:
+    """(op record, entry) pairs of decision batches and updates in p''s op order -> the entries
+    in the order of the model each read: a batch that read the model before an update under way
+    (its record's ``model``; none: the latest) goes after the batches that read that model,
+    before that update. The batches are kept by the version they read: linear in the log."""
+    reads: list[list] = [[]]   # reads[k]: the batches that read model k (after k updates)
+    updates: list = []         # updates[k]: update k + 1, applied after reads[k]
+    for op, entry in entries:
+        if op["kind"] == "update":
+            updates.append(entry)
+            reads.append([])
+            continue
+        model = op.get("model", len(updates))
+        if not isinstance(model, int) or not 0 <= model <= len(updates):
+            raise DataError(f"op {op['n']}: model version {model!r}, after {len(updates)} "
+                            "updates")
+        reads[model].append(entry)
+    return [e for k, batch in enumerate(reads) for e in (*batch, *updates[k:k + 1])]
 
 
 #: units of 2^-L per unit of |b_a|_1 that a served score may stand from float64's: over a
