@@ -8,7 +8,6 @@ once the holders said which slices they have, before its arms are opened to p'.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 from collections import deque
@@ -24,7 +23,7 @@ from mpcbandit.protocols.hannun import DEALER, REWARD, holders
 from mpcbandit.protocols.hannun_batch import DECIDE, UPDATE, opened_arms, share_choices
 from mpcbandit.protocols.hannun_serve_holder import HAVE
 from mpcbandit.protocols.serve_leader import Leader
-from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, ServeContext, durable, tick_s
+from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, ServeContext, durable
 
 __all__ = ["Puller", "WAIT_S"]
 
@@ -223,26 +222,19 @@ class Puller(Leader):
         return len(self.flights) + len(self.updating) < self.in_flight
 
     @property
+    def may_update(self) -> bool:
+        """An update batch may start: none under way, and room for an op."""
+        return not self.updating and self.room
+
+    def op_number(self, kind: str, ids: list[str]) -> int:
+        return self._number(kind, ids)
+
+    @property
     def busy(self) -> bool:
         """Ops under way: decision batches or updates."""
         return bool(self.flights or self.updating)
 
     # ------------------------------------------------------------ rewards
-    def issue_rewards(self) -> bool:
-        """Closings (no MPC), and one update batch when none is under way; whether any."""
-        worked = False
-        if self.closing:
-            ids, self.closing = list(self.closing), {}
-            self.drop(ids, self._number("drop", ids))
-            worked = True
-        if self.ready and not self.updating and self.room:
-            ids = list(itertools.islice(self.ready, self.serve.max_batch))
-            for i in ids:
-                del self.ready[i]
-            self.update(ids, self._number("update", ids))
-            worked = True
-        return worked
-
     def _announce(self, kind: str, ids: list[str], n: int):
         """Send an update or a drop to every follower (logged in op order, _flush_log); the
         cost counters at its start."""
@@ -306,7 +298,7 @@ class Puller(Leader):
         self.take_rewards()
         worked = self.advance()
         if self.batches_since_update and not self.due:   # an update waits for one batch at most
-            worked = self.issue_rewards() or worked
+            worked = self.pending_rewards(self.may_update) or worked
         if take_new and self.room and not self.due:
             # ops under way: look without waiting (their messages are waited for in run);
             # else wait on the queue a while
@@ -317,7 +309,7 @@ class Puller(Leader):
                 self.batches_since_update += 1
                 worked = True
         if not self.due:
-            worked = self.issue_rewards() or worked
+            worked = self.pending_rewards(self.may_update) or worked
         self._flush_log()
         if self.due and not self.busy and not self.unlogged:
             self.checkpoint(self.oplog.n)
@@ -329,18 +321,11 @@ class Puller(Leader):
         return self.issued - self.last_checkpoint >= self.serve.checkpoint_every
 
     def run(self) -> str | None:
-        idle_since, tick = time.monotonic(), tick_s(self.ctx.config)
         while not (self.leaving or self.ctx.stopping):
             worked = self.pump()
-            now = time.monotonic()
-            if worked or self.busy:
-                idle_since = now
-                if not worked:   # an update alone under way too: p' spun through it
-                    self.chan.wait_any(self.waiting_for(), WAIT_S)
-            elif now - idle_since > tick:
-                for p in self.followers:
-                    self.chan.send(OPS, p, {"kind": "tick"})
-                idle_since = now
+            if self.busy and not worked:   # an update alone under way too: p' spun through it
+                self.chan.wait_any(self.waiting_for(), WAIT_S)
+            self.idle_tick(worked or self.busy)
         return self.stop()
 
     def drain(self) -> None:

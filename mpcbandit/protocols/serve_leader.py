@@ -39,6 +39,7 @@ class Leader:
         self.leaving: str | None = None
         self.acks: set[tuple[str, int]] = set()
         self.last_checkpoint, self.replaying = 0, True
+        self._idle_since = time.monotonic()   # the last turn that moved something (idle_tick)
 
     def agree(self) -> int:
         """Where the service resumes (the last op every party checkpointed; 0: afresh)."""
@@ -148,21 +149,41 @@ class Leader:
         self.last_checkpoint = n
 
     # ------------------------------------------------------------ the loop
-    def pending_rewards(self) -> None:
-        """Closings (no MPC) and one batch of rewards, in the order they came."""
+    def op_number(self, kind: str, ids: list[str]) -> int:
+        """The number of the op about to be issued (a leader with ops under way at once
+        numbers them as it issues them)."""
+        return self.oplog.n + 1
+
+    def pending_rewards(self, may_update: bool = True) -> bool:
+        """Closings (no MPC) and, if may_update, one batch of rewards, in the order they came;
+        whether any."""
+        worked = False
         if self.closing:
             ids, self.closing = list(self.closing), {}
-            self.drop(ids, self.oplog.n + 1)
-        if self.ready:
+            self.drop(ids, self.op_number("drop", ids))
+            worked = True
+        if self.ready and may_update:
             ids = list(itertools.islice(self.ready, self.serve.max_batch))
             for i in ids:
                 del self.ready[i]
-            self.update(ids, self.oplog.n + 1)
+            self.update(ids, self.op_number("update", ids))
+            worked = True
+        return worked
+
+    def idle_tick(self, worked: bool) -> None:
+        """After a turn of the loop: a tick to the followers once nothing moved for a tick's
+        time (their logs and health see the leader alive)."""
+        now = time.monotonic()
+        if worked:
+            self._idle_since = now
+        elif now - self._idle_since > tick_s(self.ctx.config):
+            for p in self.followers:
+                self.chan.send(OPS, p, {"kind": "tick"})
+            self._idle_since = now
 
     def run(self) -> str | None:
         """Decision batches and, after each, one batch of rewards, until a stop; the party
         that stopped the service (None: this one)."""
-        idle_since, tick = time.monotonic(), tick_s(self.ctx.config)
         while not (self.leaving or self.ctx.stopping):
             self.read_up()
             self.take_rewards()
@@ -170,15 +191,7 @@ class Leader:
                                          else POLL_S)
             if batch is not None:
                 self.prepare(batch)
-            worked = batch is not None or bool(self.ready or self.closing)
-            self.pending_rewards()
-            now = time.monotonic()
-            if worked:
-                idle_since = now
-            elif now - idle_since > tick:
-                for p in self.followers:
-                    self.chan.send(OPS, p, {"kind": "tick"})
-                idle_since = now
+            self.idle_tick(self.pending_rewards() or batch is not None)
         return self.stop()
 
     def stop(self) -> str | None:
