@@ -10,6 +10,7 @@ import numpy as np
 from dealer.material import layout
 from hannun_serve_inproc import random_log, run_serve_log, section
 from mpcbandit.mpc import provider
+from mpcbandit.mpc.local import computing_names, run_engines
 from mpcbandit.protocols.hannun_serve_reference import ServeReference
 
 KEY = bytes(range(32))
@@ -45,3 +46,23 @@ def test_a_holder_uses_most_of_the_material_it_fetches_over_batches_of_every_siz
     held = sum(a.nbytes for pool in holder._pools.values() for arrays, _, _ in pool
                for a in arrays.values())
     assert held < 20 * 2**20                        # 70 MiB before
+
+
+def test_a_batch_sizes_second_use_finds_its_material_on_the_way():
+    """A service's first use of a key waits for the dealer (two one-way delays) and asks for
+    one more use's worth: the second use of that batch size does not wait again. Before, it
+    found the pool empty and waited as the first had (at wan 40/s, 20 of a holder's 52 stalls
+    of ~40 ms; p50 841 -> 707-720 ms once fixed)."""
+    params = ((3, 1), (1, 200))
+
+    def core(eng):
+        supply = eng.material
+        supply.take("matmul", params, 1)
+        key = next(k for k in supply.units_taken if k[0] == "matmul")
+        on_the_way = supply._avail.get(key, 0) + sum(u for k, u, _ in supply._in_flight
+                                                      if k == key)
+        supply.take("matmul", params, 1)   # the second use: no new request before it
+        return on_the_way
+
+    results, _ = run_engines(core, batch_first_use=False)
+    assert [results[p] >= 1 for p in computing_names(2)] == [True, True], results

@@ -7,7 +7,8 @@ dealer traffic is labelled ``dealer`` and so never counts in an op's rounds.
 
 A service's supply (``batch_first_use=False``) sees batches of every size, and material is
 keyed by shape. There a kind whose every component carries the batch axis (``row_split``) is
-pooled by row, one pool for every size, and the pools of the other keys (a mask shared by a
+pooled by row, one pool for every size, a key's first use takes what it needs and one use
+more (its second would wait too), and the pools of the other keys (a mask shared by a
 batch's rows) are bounded: past ``pool_limit`` elements the least recently taken keys'
 unused material is dropped. Every computing party takes the same material in the same order,
 and both rules read only that sequence, so the parties keep asking the dealer for the same
@@ -176,8 +177,12 @@ class MaterialSupply:
         self._known.add(key)
         self.units_taken[key] = self.units_taken.get(key, 0) + units
         ahead = max(batch, min(2 * units, 8 * batch))
-        # refill ahead of use, so the next calls will not wait
-        if not lean and self._avail[key] < ahead // 2 and not self._flying.get(key):
+        # refill ahead of use, so the next calls will not wait; after a service's first use,
+        # one more use's worth: the second use found the pool empty and waited as the first
+        # did (two one-way delays on every new batch size: 20 rounds of 30 at wan 40/s)
+        if lean:
+            self._request(key, units)
+        elif self._avail[key] < ahead // 2 and not self._flying.get(key):
             self._request(key, ahead)
         if not self.batch_first_use:
             self._recent.setdefault(key)
