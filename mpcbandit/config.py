@@ -124,7 +124,7 @@ class ServeSection:
                            doc="requests arriving within this long of the first waiting one "
                                "go to the backend together as one batch")
     max_batch: int = spec(64, min=1, max=65536, doc="at most this many requests in one batch")
-    in_flight: int = spec(8, min=1, max=64,
+    in_flight: int = spec(16, min=1, max=64,
                           doc="ops under way at once at most (Hannun): decision batches and "
                               "an update, each starting while the others are in their rounds; "
                               "no more than fit in the network's delay")
