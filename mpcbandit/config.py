@@ -124,6 +124,10 @@ class ServeSection:
                            doc="requests arriving within this long of the first waiting one "
                                "go to the backend together as one batch")
     max_batch: int = spec(64, min=1, max=65536, doc="at most this many requests in one batch")
+    max_update: int = spec(256, min=1, max=65536,
+                           doc="at most this many rewards in one update batch: rewards "
+                               "waiting are applied together, up to this many (an update's "
+                               "rounds cost about the same for few as for many)")
     in_flight: int = spec(16, min=1, max=64,
                           doc="ops under way at once at most (Hannun): decision batches and "
                               "an update, each starting while the others are in their rounds; "

@@ -10,7 +10,7 @@ by what is left of serve.decision_timeout_s, for its columns, and sends Q^j x^j 
 has: one round); the ids every participant has are decided in one batch (LinUCB or LinTS on
 the masked sums, row by row, in the batch's order, on the model as it stands), the rest
 refused naming the missing participants. After each decision batch the AP applies at most one
-batch of rewards, serve.max_batch at most, in the order of its log (sequential
+batch of rewards, serve.max_update at most, in the order of its log (sequential
 Sherman-Morrison on the masked context of the arm served); a decision closed without a reward
 (serve.reward_timeout_s) is dropped.
 """

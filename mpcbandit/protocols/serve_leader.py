@@ -163,7 +163,7 @@ class Leader:
             self.drop(ids, self.op_number("drop", ids))
             worked = True
         if self.ready and may_update:
-            ids = list(itertools.islice(self.ready, self.serve.max_batch))
+            ids = list(itertools.islice(self.ready, self.serve.max_update))
             for i in ids:
                 del self.ready[i]
             self.update(ids, self.op_number("update", ids))

@@ -1,0 +1,31 @@
+"""The rewards waiting when an update starts go together, up to serve.max_update, whatever
+serve.max_batch (which bounds a decision batch): an update's rounds cost about the same for
+few rewards as for many. Before, each update took serve.max_batch at most: with max_batch 16
+on the emulated WAN the updates applied 24 rewards a second, the rewards fell behind 40
+decisions a second, and a stop could not drain them."""
+
+from serve_service import PULLER, Apps, Service, records
+from serve_support import wait_for
+
+
+def _update_sizes(out) -> list[int]:
+    return [len(op["ids"]) for op in records(out, PULLER, "ops.wal") if op["kind"] == "update"]
+
+
+def test_the_rewards_waiting_go_in_one_update_beyond_max_batch(tmp_path):
+    out = tmp_path / "svc"
+    svc = Service(out, "serve.max_batch=1", "serve.max_update=64")
+    apps = Apps(svc)
+    ids = [f"r{k}" for k in range(24)]
+    try:
+        for rid in ids:
+            apps.contexts(rid)
+            assert apps.decide(rid)[0] == 200
+        for rid in ids:   # posted at once: most wait while the first update runs
+            apps.reward(rid)
+        wait_for(lambda: sum(_update_sizes(out)) == len(ids), "every reward applied", 60)
+    finally:
+        assert svc.stop() == 0
+    sizes = _update_sizes(out)
+    assert max(sizes) > 1, sizes
+    assert max(sizes) <= 64
