@@ -6,6 +6,7 @@ during the first attempt and never greets again."""
 
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -77,42 +78,39 @@ def test_a_retried_hello_completes_with_a_peer_that_greeted_only_once():
                 link.close(0)
 
 
+@contextmanager
+def _quiet_channel():
+    """A channel on a real link whose peer never sends, and the timeouts of its receives."""
+    base = pick_base_port("127.0.0.1", 2)
+    link = ZmqLink("a", f"tcp://127.0.0.1:{base}", {"b": f"tcp://127.0.0.1:{base + 1}"},
+                   max_bytes=2**20)
+    try:
+        receives = []
+        real = link._recv
+        link._recv = lambda timeout_s: receives.append(timeout_s) or real(timeout_s)
+        yield Channel("a", ["b"], link, session="s", deadline_s=30, max_bytes=2**20), receives
+    finally:
+        link.close(0)
+
+
 def test_a_poll_on_a_quiet_channel_is_one_timed_wait_not_a_spin():
     """zmq waits whole milliseconds: a poll's wait rounded down ended up to a millisecond short
     of its deadline, and the poll spun through the rest with zero-millisecond receives (~40
     receives a 20 ms poll: most of an idle serving party's CPU). Rounded up, a poll with nothing
     to read is its timed wait and one last look."""
-    base = pick_base_port("127.0.0.1", 2)
-    link = ZmqLink("a", f"tcp://127.0.0.1:{base}", {"b": f"tcp://127.0.0.1:{base + 1}"},
-                   max_bytes=2**20)
-    try:
-        chan = Channel("a", ["b"], link, session="s", deadline_s=30, max_bytes=2**20)
-        receives = []
-        real = link._recv
-        link._recv = lambda timeout_s: receives.append(timeout_s) or real(timeout_s)
+    with _quiet_channel() as (chan, receives):
         for _ in range(10):
             assert chan.poll("x", ["b"], 0.02) is None
         assert len(receives) <= 3 * 10, sorted(receives)[:20]
-    finally:
-        link.close(0)
 
 
 def test_wait_any_on_a_quiet_channel_is_one_timed_wait_not_a_spin():
     """p′ with batches under way waits for whichever op can go on (Channel.wait_any) 2 ms at a
     time: each wait is a timed wait and one last look, never a run of zero-millisecond
     receives (it spun: 65 ms of CPU a decision on the emulated WAN)."""
-    base = pick_base_port("127.0.0.1", 2)
-    link = ZmqLink("a", f"tcp://127.0.0.1:{base}", {"b": f"tcp://127.0.0.1:{base + 1}"},
-                   max_bytes=2**20)
-    try:
-        chan = Channel("a", ["b"], link, session="s", deadline_s=30, max_bytes=2**20)
-        receives = []
-        real = link._recv
-        link._recv = lambda timeout_s: receives.append(timeout_s) or real(timeout_s)
+    with _quiet_channel() as (chan, receives):
         t0 = time.perf_counter()
         for _ in range(20):
             assert chan.wait_any([("x", "b"), ("y", "b")], 0.002) is False
         assert time.perf_counter() - t0 >= 20 * 0.002
         assert len(receives) <= 3 * 20, sorted(receives)[:20]
-    finally:
-        link.close(0)
