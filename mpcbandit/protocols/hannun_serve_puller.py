@@ -229,6 +229,13 @@ class Puller(Leader):
     def op_number(self, kind: str, ids: list[str]) -> int:
         return self._number(kind, ids)
 
+    def update_size(self, ready: int) -> int:
+        """A power of two (the rest wait for the next): the holders' dealer material is
+        shaped by an update's size, and each size's first use waits for the dealer (two
+        one-way delays for every holder, twice an update); few sizes come back and are
+        fetched ahead."""
+        return 1 << (min(ready, self.serve.max_update).bit_length() - 1)
+
     @property
     def busy(self) -> bool:
         """Ops under way: decision batches or updates."""

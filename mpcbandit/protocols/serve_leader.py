@@ -154,6 +154,10 @@ class Leader:
         numbers them as it issues them)."""
         return self.oplog.n + 1
 
+    def update_size(self, ready: int) -> int:
+        """How many of the ready rewards the next update applies."""
+        return min(ready, self.serve.max_update)
+
     def pending_rewards(self, may_update: bool = True) -> bool:
         """Closings (no MPC) and, if may_update, one batch of rewards, in the order they came;
         whether any."""
@@ -163,7 +167,7 @@ class Leader:
             self.drop(ids, self.op_number("drop", ids))
             worked = True
         if self.ready and may_update:
-            ids = list(itertools.islice(self.ready, self.serve.max_update))
+            ids = list(itertools.islice(self.ready, self.update_size(len(self.ready))))
             for i in ids:
                 del self.ready[i]
             self.update(ids, self.op_number("update", ids))
