@@ -77,6 +77,8 @@ class RoundScheduler:
         self.rounds = 0
         #: the last rounds' seconds computing per op (its steps and messages), for fit
         self.per_op_s: deque[float] = deque(maxlen=FIT_SAMPLES)
+        #: the last rounds' seconds (with an op: computing and waiting), for round_time
+        self.round_s: deque[float] = deque(maxlen=FIT_SAMPLES)
         #: the network's one-way delay to the others (probe_delay; None: not measured)
         self.delay_s: float | None = None
 
@@ -171,7 +173,9 @@ class RoundScheduler:
                 op.on_done(value, op)
         ops = len(self.active) + len(done)
         if ops:
-            self.per_op_s.append((time.perf_counter() - t2 + t1 - t0) / ops)
+            end = time.perf_counter()
+            self.per_op_s.append((end - t2 + t1 - t0) / ops)
+            self.round_s.append(end - t0)
         return headers
 
     def probe_delay(self, lead: str, probes: int = 8) -> None:
@@ -194,6 +198,10 @@ class RoundScheduler:
                     raise ProtocolError(peer, tag, f"probe {k} answered out of turn")
                 trips.append(time.perf_counter() - t0)
         self.delay_s = min(trips) / 2
+
+    def round_time(self) -> float | None:
+        """The median of the last rounds' seconds (None: none with an op yet)."""
+        return statistics.median(self.round_s) if self.round_s else None
 
     def fit(self) -> int | None:
         """How many ops fit in a round (None: not known yet): the network's delay over an

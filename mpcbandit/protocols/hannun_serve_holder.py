@@ -390,13 +390,13 @@ class _Holder:
         self.ctx.port.report(step=self.follower.n)
 
     def report_fit(self) -> None:
-        """The lead tells p' every FIT_EVERY rounds how many batches fit in a round
-        (RoundScheduler.fit)."""
+        """The lead tells p' every FIT_EVERY rounds how many batches fit in a round and how
+        long a round takes (RoundScheduler.fit, round_time)."""
         if not self.eng.lead or self.sched.rounds % FIT_EVERY:
             return
         fit = self.sched.fit()
         if fit is not None:
-            self.chan.send(UP, PULLER, {"fit": fit})
+            self.chan.send(UP, PULLER, {"fit": fit, "round_s": self.sched.round_time()})
 
     def step(self) -> None:
         """Between bursts of rounds the first op starts at once, unless it is a prepare

@@ -67,6 +67,8 @@ class Puller(Leader):
         self.batches_since_update = 0
         self.flights: deque[_Flight] = deque()
         self.fit = self.serve.in_flight       # batches that fit in a round (the lead holder's)
+        self.round_s = 0.0                    # the holders' round (the lead holder's word)
+        self.arrivals: deque[float] = deque(maxlen=32)   # when the last requests were taken
         self.issued = self.oplog.n            # the last op number given out
         self.unlogged: deque[list] = deque()  # [n, kind, ids, extra, ready], in op order
         self.replay(start, lambda: len(self.arms))
@@ -88,6 +90,11 @@ class Puller(Leader):
                 log.info("decision batches under way at once: at most %d (%d fit in a round)",
                          min(fit, self.serve.in_flight), fit)
             self.fit = fit
+            round_s = msg.get("round_s")
+            if (isinstance(round_s, bool) or not isinstance(round_s, (int, float))
+                    or not 0 <= round_s < 3600):
+                raise ProtocolError(peer, UP, f"round_s {round_s!r} is not seconds")
+            self.round_s = float(round_s)
         if "updated" in msg:
             n = msg.get("n")
             if not self.updating or n != self.updating[0]:
@@ -222,6 +229,20 @@ class Puller(Leader):
         return len(self.flights) + len(self.updating) < self.in_flight
 
     @property
+    def window_s(self) -> float:
+        """How long a batch gathers requests: serve.batch_ms; with ops under way and more
+        than one request coming in a round of the holders', that round if longer. A batch
+        starts at a round's end, after a round carrying the holders' words, wherever in a
+        round p' sends it; requests that come within one go in one op, which computes once a
+        round for all (at wan 40/s: p50 532 -> 513 ms; at 10/s a round's wait gathered
+        nothing and cost 25 ms)."""
+        own = self.serve.batch_ms / 1000
+        if not self.busy or len(self.arrivals) < 8:
+            return own
+        rate = (len(self.arrivals) - 1) / max(self.arrivals[-1] - self.arrivals[0], 1e-6)
+        return max(own, self.round_s) if rate * self.round_s >= 1 else own
+
+    @property
     def may_update(self) -> bool:
         """An update batch may start: none under way, and room for an op."""
         return not self.updating and self.room
@@ -310,8 +331,10 @@ class Puller(Leader):
             # ops under way: look without waiting (their messages are waited for in run);
             # else wait on the queue a while
             wait = 0.0 if self.busy or self.ready or self.closing else POLL_S
-            batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.busy)
+            batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.busy,
+                                         window_s=self.window_s)
             if batch is not None:
+                self.arrivals.extend([time.monotonic()] * len(batch.items))
                 self.issue(batch)
                 self.batches_since_update += 1
                 worked = True
