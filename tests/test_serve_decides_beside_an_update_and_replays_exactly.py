@@ -42,9 +42,9 @@ def _under_traffic(out, net: str, setting: str, workers: int, until, what: str) 
 
 def test_decision_batches_beside_an_update_read_the_version_named_and_replay_exactly(tmp_path):
     out = tmp_path / "svc"
-    # 5 ms one way: rounds wait on the network, so several ops fit in one (on the emulated
-    # LAN one may: p' then lets one op be under way at a time, update or batch)
-    apps = _under_traffic(out, "one_way_ms=5,mbit_s=1000", "serve.checkpoint_every=50", 12,
+    # 10 ms one way: rounds wait on the network, so several ops fit in one even on a loaded
+    # machine (on the emulated LAN one may: p' then runs one op at a time, update or batch)
+    apps = _under_traffic(out, "one_way_ms=10,mbit_s=1000", "serve.checkpoint_every=50", 12,
                           lambda apps: _op_log(out)[2] and len(apps.acked["decisions"]) >= 150,
                           "a decision batch logged beside an update under way")
     report = replay(out)
