@@ -12,11 +12,8 @@ a decision closed without a reward (serve.reward_timeout_s), and p' drops it.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
-import time
-from collections import deque
 
 import numpy as np
 
@@ -24,22 +21,17 @@ from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import Config
 from mpcbandit.data import hannun_data
 from mpcbandit.data.folder import no_data
-from mpcbandit.bodies import expect_field
-from mpcbandit.errors import DataError, PeerTimeout, ProtocolError
+from mpcbandit.errors import DataError
 from mpcbandit.files import write_json
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
-from mpcbandit.mpc.schedule import EdgeOp
 from mpcbandit.protocols.hannun import DEALER, FEATURE, PULLER, REWARD, holders
-from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, opened_arms, share_choices,
-                                              share_rewards)
+from mpcbandit.protocols.hannun_batch import UPDATE, share_rewards
 from mpcbandit.protocols.hannun_serve_holder import DEALER_LABEL, run_holder
 from mpcbandit.protocols.hannun_serve_puller import Puller
 from mpcbandit.protocols.hannun_serve_replay import replay_service
 from mpcbandit.protocols.hannun_stream import ExplorationPusher
-from mpcbandit.protocols.serve_leader import Leader
-from mpcbandit.protocols.serve_loop import (OPS, POLL_S, UP, Follower, ServeContext, durable,
-                                            tick_s)
+from mpcbandit.protocols.serve_loop import POLL_S, UP, Follower, ServeContext
 from mpcbandit.serve.backend import Closed
 from mpcbandit.serve.service import ServiceRole
 
