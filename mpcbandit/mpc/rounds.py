@@ -41,6 +41,11 @@ class Round:
         """{peer: how many bodies this round takes from it}."""
         return self.parts if self.parts is not None else dict.fromkeys(self.recv, 1)
 
+    def take(self, msgs: list, at: int, k: int):
+        """This round's part of a flat message from a peer: a leaf op's one body at at, a
+        merged round's k bodies from at (to split in turn)."""
+        return msgs[at] if self.parts is None else Merged(msgs[at:at + k])
+
 
 class Merged(list):
     """The bodies several ops send one peer in one round: spliced flat into an outer merge."""
@@ -95,8 +100,7 @@ def gather(gens: list[OpGen]) -> OpGen:
                 if not isinstance(msgs, list) or at + k > len(msgs):
                     raise ProtocolError(peer, IN_OP, "message has fewer parts than this party's "
                                         "ops expect: parties are not running the same ops")
-                # a leaf op takes its one body; a nested gather its slice, to split in turn
-                mine[peer] = msgs[at] if cur[i].parts is None else Merged(msgs[at:at + k])
+                mine[peer] = cur[i].take(msgs, at, k)
                 pos[peer] = at + k
             answers.append(mine)
         for peer, k in pos.items():

@@ -52,6 +52,15 @@ def _flat(body) -> list:
     return list(body) if isinstance(body, Merged) else [body]
 
 
+def _edge_bodies(msg, k: int, rnd: Round, peer: str, label: str):
+    """A party outside the core's message for one op's round (a flat list of k bodies, as
+    run_ops sends): the op's one body, or its k as a Merged."""
+    if not isinstance(msg, list) or len(msg) != k:
+        raise ProtocolError(peer, label, f"expected {k} bodies for this op's round, got "
+                            f"{str(msg)[:60]}")
+    return rnd.take(msg, 0, k)
+
+
 def payload_bytes(body) -> int:
     """The bytes of the arrays and packed bits in a body (what an op sends, without the
     envelopes: a merged round's message carries several ops' bodies); a scalar counts 8."""
@@ -112,14 +121,15 @@ class RoundScheduler:
         self._start_waiting()   # with none under way, a round carries the headers alone
         core: dict[str, Merged] = {p: Merged() for p in self.others}
         parts: dict[str, int] = dict.fromkeys(self.others, 0)
-        for op in self.active:
+        expected = [op.round.expected() for op in self.active]
+        for op, wants in zip(self.active, expected):
             for peer, body in op.round.send.items():
                 op.bytes_sent += payload_bytes(body)
                 if peer in core:
                     core[peer].extend(_flat(body))
                 else:   # outside the core: under the op's label, one message per op
                     self.chan.send(op.label, peer, _flat(body))
-            for peer, k in op.round.expected().items():
+            for peer, k in wants.items():
                 if peer in parts:
                     parts[peer] += k
         t1 = time.perf_counter()
@@ -141,20 +151,16 @@ class RoundScheduler:
         pos = dict.fromkeys(self.others, 0)
         still: list[Running] = []
         done: list[tuple[Running, Any]] = []
-        for op in self.active:
+        for op, wants in zip(self.active, expected):
             mine = {}
-            for peer, k in op.round.expected().items():
+            for peer, k in wants.items():
                 if peer in pos:
                     at = pos[peer]
-                    mine[peer] = (bodies[peer][at] if op.round.parts is None
-                                  else Merged(bodies[peer][at:at + k]))
+                    mine[peer] = op.round.take(bodies[peer], at, k)
                     pos[peer] = at + k
                 else:
-                    msg = self.chan.recv(op.label, peer)
-                    if not isinstance(msg, list) or len(msg) != k:
-                        raise ProtocolError(peer, op.label, f"expected {k} bodies for this "
-                                            f"op's round, got {str(msg)[:60]}")
-                    mine[peer] = msg[0] if op.round.parts is None else Merged(msg)
+                    mine[peer] = _edge_bodies(self.chan.recv(op.label, peer), k, op.round,
+                                              peer, op.label)
             op.rounds += 1
             try:
                 with np.errstate(over="ignore"):
@@ -253,11 +259,8 @@ class EdgeOp:
         while not self.done:
             for peer, k in self.round.expected().items():
                 if peer not in self._got and self.chan.arrived(self.label, peer):
-                    msg = self.chan.recv(self.label, peer)
-                    if not isinstance(msg, list) or len(msg) != k:
-                        raise ProtocolError(peer, self.label, f"expected {k} bodies for this "
-                                            f"op's round, got {str(msg)[:60]}")
-                    self._got[peer] = msg[0] if self.round.parts is None else Merged(msg)
+                    self._got[peer] = _edge_bodies(self.chan.recv(self.label, peer), k,
+                                                   self.round, peer, self.label)
             if len(self._got) < len(self.round.expected()):
                 return False
             got, self._got = self._got, {}
