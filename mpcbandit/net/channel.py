@@ -141,8 +141,8 @@ class Channel:
 
     def arrived(self, label: str, peer: str) -> bool:
         """Whether peer's next label message is here (emulated: and due): receiving it will
-        not wait. Reads what the link holds, without waiting."""
-        while self._pump(0):
+        not wait. Reads what the link holds, without waiting, until it is here."""
+        while self._due(label, peer) > time.perf_counter() and self._pump(0):
             pass
         return self._due(label, peer) <= time.perf_counter()
 
