@@ -11,7 +11,7 @@ import numpy as np
 from mpcbandit.errors import ProtocolError
 
 __all__ = ["expect_array", "expect_bytes", "expect_fields", "expect_field", "expect_index",
-           "expect_bool", "expect_real", "expect_finite", "kind_of"]
+           "expect_bool", "expect_real", "expect_seconds", "expect_finite", "kind_of"]
 
 
 def kind_of(body) -> str:
@@ -97,3 +97,11 @@ def expect_real(body, peer: str, tag: str) -> float:
         shown = body if isinstance(body, float) else kind_of(body)
         raise ProtocolError(peer, tag, f"expected a finite number, got {shown}")
     return float(body)
+
+
+def expect_seconds(body, peer: str, tag: str) -> float:
+    """body as a duration: a finite real number of seconds, 0 or more."""
+    seconds = expect_real(body, peer, tag)
+    if seconds < 0:
+        raise ProtocolError(peer, tag, f"expected seconds (0 or more), got {seconds}")
+    return seconds

@@ -32,8 +32,8 @@ def _logged(p) -> list[tuple]:
 
 
 def test_ops_are_logged_in_op_order_once_each_batchs_ids_are_known(puller):
-    first, second = puller._number("decide", model=0), puller._number("decide", model=0)
-    puller._number("update", ["a"])
+    first, second = puller.op_number("decide", model=0), puller.op_number("decide", model=0)
+    puller.op_number("update", ["a"])
     assert puller._log_ready(second, ["c", "d"]) is None    # op 1 still awaits its ids
     durable(puller._log_ready(first, ["b"]))
     assert not puller.unlogged
@@ -43,10 +43,10 @@ def test_ops_are_logged_in_op_order_once_each_batchs_ids_are_known(puller):
 
 @pytest.mark.parametrize("n", [1, 3, 4], ids=["logged already", "an update", "not numbered"])
 def test_ids_for_an_op_not_awaiting_them_are_refused_naming_it(puller, n):
-    puller._number("decide", model=0)
+    puller.op_number("decide", model=0)
     durable(puller._log_ready(1, ["a"]))
-    puller._number("decide", model=0)     # op 2 awaits its ids
-    puller._number("update", ["a"])       # op 3 waits for op 2
+    puller.op_number("decide", model=0)     # op 2 awaits its ids
+    puller.op_number("update", ["a"])       # op 3 waits for op 2
     with pytest.raises(ProtocolError, match=rf"op {n}'s ids came, but it is no op awaiting "
                                             r"them \(awaiting: \[2\]\)"):
         puller._log_ready(n, ["x"])

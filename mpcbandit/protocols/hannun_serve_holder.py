@@ -17,7 +17,7 @@ from collections import deque
 
 import numpy as np
 
-from mpcbandit.bodies import expect_field
+from mpcbandit.bodies import expect_field, expect_seconds
 from mpcbandit.data.hannun_data import feature_slices
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
@@ -29,7 +29,7 @@ from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, decide, initial_st
 from mpcbandit.protocols.hannun_stream import ServedExploration
 from mpcbandit.protocols.serve_loop import OPS, UP, Follower, ServeContext
 
-__all__ = ["HAVE", "ContextStore", "run_holder"]
+__all__ = ["HAVE", "ContextStore", "expect_flags", "run_holder"]
 
 log = logging.getLogger("mpcbandit.serve")
 
@@ -146,7 +146,7 @@ def _share_and_decide(eng, holders, state, mine, me, explore, puller):
     return xs
 
 
-def _expect_flags(body, count: int, peer: str) -> list[bool]:
+def expect_flags(body, count: int, peer: str) -> list[bool]:
     if not isinstance(body, list) or len(body) != count or not all(isinstance(b, bool)
                                                                     for b in body):
         raise ProtocolError(peer, HAVE, f"expected {count} bools (which slices it has), got "
@@ -223,17 +223,12 @@ class _Holder:
         op = self.follower.next_op(wait_s=None if wait else 0.0)
         if op is None:
             return False
-        until = time.monotonic() + self._wait_s(op) if op["kind"] == "prepare" else 0.0
+        until = (time.monotonic() + expect_seconds(op.get("wait_s"), PULLER,
+                                                   f"{HAVE} op {op.get('n')} wait_s")
+                 if op["kind"] == "prepare" else 0.0)
         self.pending.append(_Pending(op, self.read, until))
         self.read += 1
         return True
-
-    def _wait_s(self, op: dict) -> float:
-        wait_s = op.get("wait_s")
-        if isinstance(wait_s, bool) or not isinstance(wait_s, (int, float)) or wait_s < 0:
-            raise ProtocolError(PULLER, f"{HAVE} op {op.get('n')}",
-                                f"wait_s {wait_s!r} is not a duration")
-        return float(wait_s)
 
     def my_word(self, p: "_Pending", block: bool):
         """This holder's word that it is ready for p (None: not yet): a prepare's flags once
@@ -280,7 +275,7 @@ class _Holder:
         for p in self.pending:
             for peer, word in self.early.pop(p.seq, {}).items():
                 if p.op["kind"] == "prepare":
-                    _expect_flags(word, len(p.op["ids"]), peer)
+                    expect_flags(word, len(p.op["ids"]), peer)
                 p.ready[peer] = word
 
     def may_start(self, op: dict) -> bool:

@@ -14,14 +14,15 @@ from collections import deque
 
 import numpy as np
 
-from mpcbandit.bodies import expect_field
+from mpcbandit.bodies import expect_field, expect_seconds
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.mpc.schedule import EdgeOp
-from mpcbandit.protocols.hannun import DEALER, REWARD, holders
+from mpcbandit.protocols.hannun import holders
 from mpcbandit.protocols.hannun_batch import DECIDE, UPDATE, opened_arms, share_choices
-from mpcbandit.protocols.hannun_serve_holder import HAVE
+from mpcbandit.protocols.hannun_serve_holder import (DEALER as DEALER0, HAVE, REWARD as P2,
+                                                     expect_flags)
 from mpcbandit.protocols.serve_leader import Leader
 from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, ServeContext, durable
 
@@ -30,15 +31,14 @@ __all__ = ["Puller", "WAIT_S"]
 log = logging.getLogger("mpcbandit.serve")
 #: how long p' with ops under way waits for one of their messages before it looks at its queue
 WAIT_S = 0.002
-P2, DEALER0 = f"{REWARD}.0", f"{DEALER}.0"
 
 
 class _Flight:
-    """A decision batch under way at p': its op, tickets and model version, the holders'
-    flags on their slices, then the opening of its arms."""
+    """A decision batch under way at p': its op, tickets and cost counters at its start, the
+    holders' flags on their slices, then the opening of its arms."""
 
-    def __init__(self, n: int, tickets: list, model: int, before, t0: float):
-        self.n, self.tickets, self.model, self.before, self.t0 = n, tickets, model, before, t0
+    def __init__(self, n: int, tickets: list, before, t0: float):
+        self.n, self.tickets, self.before, self.t0 = n, tickets, before, t0
         self.flags: dict[str, list] = {}
         self.ids: list[str] | None = None       # those every holder has (once flagged)
         self.decided: list = []                  # their tickets
@@ -90,11 +90,7 @@ class Puller(Leader):
                 log.info("decision batches under way at once: at most %d (%d fit in a round)",
                          min(fit, self.serve.in_flight), fit)
             self.fit = fit
-            round_s = msg.get("round_s")
-            if (isinstance(round_s, bool) or not isinstance(round_s, (int, float))
-                    or not 0 <= round_s < 3600):
-                raise ProtocolError(peer, UP, f"round_s {round_s!r} is not seconds")
-            self.round_s = float(round_s)
+            self.round_s = expect_seconds(msg.get("round_s"), peer, f"{UP} round_s")
         if "updated" in msg:
             n = msg.get("n")
             if not self.updating or n != self.updating[0]:
@@ -104,7 +100,7 @@ class Puller(Leader):
             self.updates = expect_field(msg, "updated", int, peer, UP)
 
     # ------------------------------------------------------------ the op log, in op order
-    def _number(self, kind: str, ids=None, **extra) -> int:
+    def op_number(self, kind: str, ids=None, **extra) -> int:
         """The next op number; its record is logged once it and every op before it are known
         (a decision batch's ids once the holders said which slices they have)."""
         self.issued += 1
@@ -144,21 +140,17 @@ class Puller(Leader):
         margin = min(0.25, 0.1 * timeout)
         wait_s = max(0.0, timeout - batch.waited_s - margin)
         before, t0 = self.chan.stats.total(), time.perf_counter()
-        n = self._number("decide", model=self.updates)
+        n = self.op_number("decide", model=self.updates)
         for h in self.holders:
             self.chan.send(OPS, h, {"kind": "prepare", "n": n, "ids": ids, "wait_s": wait_s,
                                     "model": self.updates})
         self.chan.send(OPS, P2, {"kind": "prepare", "n": n})
-        self.flights.append(_Flight(n, tickets, self.updates, before, t0))
+        self.flights.append(_Flight(n, tickets, before, t0))
 
     def _flagged(self, f: _Flight) -> bool:
         for h in self.holders:
             if h not in f.flags and self.chan.arrived(HAVE, h):
-                flags = self.chan.recv(HAVE, h)
-                if not isinstance(flags, list) or len(flags) != len(f.tickets):
-                    raise ProtocolError(h, HAVE, f"expected {len(f.tickets)} bools, got "
-                                                 f"{str(flags)[:60]}")
-                f.flags[h] = flags
+                f.flags[h] = expect_flags(self.chan.recv(HAVE, h), len(f.tickets), h)
         if len(f.flags) < len(self.holders):
             return False
         for k, ticket in enumerate(f.tickets):
@@ -217,9 +209,8 @@ class Puller(Leader):
 
     @property
     def in_flight(self) -> int:
-        """Decision batches that may be under way: serve.in_flight at most, and no more than
-        fit in a round (the lead holder's word: the network's part of a round over an op's
-        computation in it)."""
+        """Ops that may be under way: serve.in_flight at most, and no more than fit in a
+        round (the lead holder's word: the network's delay over an op's computing in it)."""
         return max(1, min(self.serve.in_flight, self.fit))
 
     @property
@@ -246,9 +237,6 @@ class Puller(Leader):
     def may_update(self) -> bool:
         """An update batch may start: none under way, and room for an op."""
         return not self.updating and self.room
-
-    def op_number(self, kind: str, ids: list[str]) -> int:
-        return self._number(kind, ids)
 
     def update_size(self, ready: int) -> int:
         """A power of two (the rest wait for the next): the holders' dealer material is

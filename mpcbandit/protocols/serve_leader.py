@@ -149,7 +149,7 @@ class Leader:
         self.last_checkpoint = n
 
     # ------------------------------------------------------------ the loop
-    def op_number(self, kind: str, ids: list[str]) -> int:
+    def op_number(self, kind: str, ids: list[str] | None = None, **extra) -> int:
         """The number of the op about to be issued (a leader with ops under way at once
         numbers them as it issues them)."""
         return self.oplog.n + 1
