@@ -179,7 +179,7 @@ class MaterialSupply:
         ahead = max(batch, min(2 * units, 8 * batch))
         # refill ahead of use, so the next calls will not wait; after a service's first use,
         # one more use's worth: the second use found the pool empty and waited as the first
-        # did (two one-way delays on every new batch size: 20 rounds of 30 at wan 40/s)
+        # did (two one-way delays: 20 of a holder's 52 waits for the dealer at wan 40/s)
         if lean:
             self._request(key, units)
         elif self._avail[key] < ahead // 2 and not self._flying.get(key):
