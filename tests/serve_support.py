@@ -146,7 +146,9 @@ class FakeBackend:
                 self.batches.append((kind, [getattr(i, "id", i) for i in batch.items]))
             if kind != "decisions":
                 continue
+            taken = time.monotonic()
             self._release.wait(DEADLINE_S)
+            self.port.report_stage("rounds", time.monotonic() - taken, len(batch.items))
             self.step += 1
             for ticket in batch.items:
                 ticket.decide(arm_for(ticket.id), self.step)

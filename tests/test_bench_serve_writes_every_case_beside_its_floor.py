@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from mpcbandit.cli import main
-from mpcbandit.experiments.serve_bench import COLUMNS, LONG_COLUMNS
+from mpcbandit.experiments.serve_bench import COLUMNS, LONG_COLUMNS, STAGE_COLUMNS
 from mpcbandit.serve.wal import read_records
 
 pytestmark = pytest.mark.slow  # three services, each started, loaded, drained and replayed
@@ -48,6 +48,17 @@ def test_bench_serve_writes_every_case_beside_its_floor(tmp_path):
     lan = rows[1]
     assert float(lan["one_way_ms"]) == 0.25   # the preset's delay
     assert float(lan["floor_ms"]) == pytest.approx(17 * 0.25 + 5)
+    # where each case's time went: the stages add up to the client's mean, within a little
+    # at p′ between them (the hand-offs of its threads)
+    for r, case in zip(_rows(tmp_path / "serve_stages.csv"), rows):
+        assert list(r) == STAGE_COLUMNS and r["net"] == case["net"]
+        ms = {c: float(r[c]) for c in STAGE_COLUMNS if c != "net"}
+        parts = [ms[c] for c in ("slices_ms", "http_ms", "queued_ms", "words_ms", "rounds_ms",
+                                 "log_ms")]
+        assert all(v > 0 for v in parts), r
+        assert 0.8 * ms["mean_ms"] < sum(parts) <= ms["mean_ms"], r
+        assert ms["queued_ms"] >= 0.9 * ms["batch_ms"] == 4.5   # a lone request waits it out
+        assert ms["ms_per_round"] == pytest.approx(ms["rounds_ms"] / 15)
     cpu = _rows(tmp_path / "serve_cpu.csv")
     assert {r["party"] for r in cpu} == {"feature_holder.0", "feature_holder.1", "arm_puller.0",
                                          "reward_holder.0", "dealer.0"}

@@ -31,6 +31,11 @@ def test_o3m_batched_decisions_and_late_shuffled_missing_rewards_equal_the_repla
             runs = svc.metric(party, 'mpcbandit_op_runs_total{op="decide"}')
             total = svc.metric(party, 'mpcbandit_op_rounds_total{op="decide"}')
             assert runs >= 3 and total == rounds * runs, (party, runs, total)
+        # the AP splits each answered decision's time into its stages
+        answered = svc.metric(AP, "mpcbandit_decisions_total")
+        for name in ("queued", "words", "rounds", "log"):
+            count = svc.metric(AP, f'mpcbandit_decision_stage_seconds_count{{stage="{name}"}}')
+            assert count == answered, name
         # decisions still in flight when SIGTERM comes are answered, then every party drains
         code = stop_amid_decisions(apps, [f"t{k}" for k in range(12)])
     finally:

@@ -179,3 +179,44 @@ def test_metrics_count_requests_decisions_batches_latency_costs_and_queues(party
                  'mpcbandit_queue_depth{kind="decisions"} 0.0']:
         assert line in text, line
     assert 'mpcbandit_batch_size_count{kind="decisions"} 1.0' in text
+
+
+def _metric(text: str, series: str) -> float:
+    return float(next(line.rsplit(" ", 1)[1] for line in text.splitlines()
+                      if line.startswith(series + " ")))
+
+
+def test_metrics_split_a_decisions_time_into_its_stages_within_its_latency(tmp_path):
+    held = FakeBackend(hold=True)
+    live = LiveService(tmp_path / "party.wal", backend=held)
+    try:
+        asked = [threading.Thread(target=live.call, args=("POST", "/v1/decisions",
+                                                          {"id": f"m{k}"})) for k in range(3)]
+        for t in asked:
+            t.start()
+        wait_for(lambda: held.batches_of("decisions"), "a decision batch taken")
+        threading.Event().wait(0.2)   # the backend holds its batch this long
+        held.release()
+        for t in asked:
+            t.join(10)
+        wait_for(lambda: len(held.batches_of("decisions")) and sum(
+            len(b) for b in held.batches_of("decisions")) == 3, "three decisions")
+        _, text, _ = live.call("GET", "/metrics")
+    finally:
+        live.close()
+    stage = 'mpcbandit_decision_stage_seconds_{}{{stage="{}"}}'
+    for name in ("queued", "rounds", "log"):
+        assert _metric(text, stage.format("count", name)) == 3, name
+    assert 'stage="words"' not in text   # the fake backend has no words stage: none is made up
+    held_s = _metric(text, stage.format("sum", "rounds"))
+    parts = sum(_metric(text, stage.format("sum", s)) for s in ("queued", "rounds", "log"))
+    latency = _metric(text, "mpcbandit_decision_latency_seconds_sum")
+    assert held_s >= 0.2   # the first batch alone was held 0.2 s
+    assert held_s <= parts <= latency
+
+
+def test_a_backend_stage_that_does_not_exist_is_refused_by_name(party):
+    with pytest.raises(ValueError, match="'queue'.*words"):
+        party.service.report_stage("queue", 0.1)
+    with pytest.raises(ValueError, match="'log'"):   # the shell's own, not the backend's
+        party.service.report_stage("log", 0.1)

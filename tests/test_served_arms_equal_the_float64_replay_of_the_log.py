@@ -27,6 +27,14 @@ def test_batched_decisions_and_late_shuffled_missing_rewards_equal_the_replay(tm
         rounds = svc.metric(HOLDERS[0], 'mpcbandit_op_rounds_total{op="decide"}')
         runs = svc.metric(HOLDERS[0], 'mpcbandit_op_runs_total{op="decide"}')
         assert runs >= 4 and rounds == runs * (11 + math.ceil(math.log2(ARMS - 1)))
+        # p' splits each answered decision's time into its stages, within its latency
+        answered = svc.metric(PULLER, "mpcbandit_decisions_total")
+        stage = 'mpcbandit_decision_stage_seconds_{}{{stage="{}"}}'
+        for name in ("queued", "words", "rounds", "log"):
+            assert svc.metric(PULLER, stage.format("count", name)) == answered, name
+        spent = [svc.metric(PULLER, stage.format("sum", s)) for s in ("words", "rounds")]
+        assert all(s > 0 for s in spent)
+        assert sum(spent) < svc.metric(PULLER, "mpcbandit_decision_latency_seconds_sum")
         # decisions still in flight when SIGTERM comes are answered, then every party drains
         code = stop_amid_decisions(apps, [f"t{k}" for k in range(16)])
     finally:

@@ -28,6 +28,8 @@ from mpcbandit.experiments.transport import timed_round
 from mpcbandit.net.netspec import NET_PRESETS
 from mpcbandit.protocols import with_steps
 from mpcbandit.protocols.hannun import ENV, holders
+from mpcbandit.protocols.hannun_serve_holder import PULLER, REWARD
+from mpcbandit.serve.metrics import DECISION_STAGES
 
 __all__ = ["bench", "COLUMNS", "SEQUENCING_ROUNDS", "load_requests", "loopback_round_ms"]
 
@@ -38,6 +40,10 @@ COLUMNS = ["net", "offered_rate", "max_batch", "contexts", "requests", "decision
            "p50_ms", "p95_ms", "p99_ms", "floor_ms", "decision_rounds", "one_way_ms", "rss_mb",
            "agreement", "failed", "client_cpu_ms_per_decision", "parties_cpu_ms_per_decision",
            "wal_fsync_ms", "load_1min"]
+#: where a decision's time goes (means over the answered decisions), serve_stages.csv
+STAGE_COLUMNS = ["net", "offered_rate", "max_batch", "mean_ms", "slices_ms", "http_ms",
+                 "queued_ms", "words_ms", "rounds_ms", "log_ms", "ms_per_round", "one_way_ms",
+                 "batch_ms"]
 LONG_COLUMNS = ["requests", "rss_mb", "rss_mb_by_party", "agreement", "load_1min"]
 #: p′ asks the holders to prepare a batch, and each tells the others (and p′) which slices it
 #: has: two one-way delays before a batch's own rounds start (docs/serve.md)
@@ -115,6 +121,28 @@ def _decision_rounds(svc: BenchService, holder: str) -> float:
     return rounds / runs + SEQUENCING_ROUNDS if runs else float("nan")
 
 
+def _mean_ms(values: list[float]) -> float:
+    return float(np.mean(values) * 1e3) if values else float("nan")
+
+
+def _stages(svc: BenchService, seen: LoadOutcome, rounds: float) -> dict:
+    """Where the answered decisions' time went, means in ms: the client's posting of the
+    slices, HTTP (the client's wait for its decision beyond p′'s own latency), p′'s stages
+    (/metrics, mpcbandit_decision_stage_seconds) and a decide op's time per round."""
+    text = svc.metrics(PULLER)
+
+    def mean_ms(name: str, labels: str = "") -> float:
+        count = metric(text, name + "_count", labels)
+        return metric(text, name + "_sum", labels) / count * 1e3 if count else float("nan")
+
+    stages = {f"{s}_ms": mean_ms("mpcbandit_decision_stage_seconds", f'stage="{s}"')
+              for s in DECISION_STAGES}
+    asked = [t - b for t, b in zip(seen.latencies, seen.before_asking)]
+    return {"mean_ms": _mean_ms(seen.latencies), "slices_ms": _mean_ms(seen.before_asking),
+            "http_ms": _mean_ms(asked) - mean_ms("mpcbandit_decision_latency_seconds"),
+            **stages, "ms_per_round": stages["rounds_ms"] / (rounds - SEQUENCING_ROUNDS)}
+
+
 def _options(net: str, max_batch: int, sets: tuple[str, ...], lookup_in: Path | None) -> list[str]:
     options = ["--net", NETS[net], "--set", f"serve.max_batch={max_batch}"]
     options += ["--data", str(lookup_in)] if lookup_in is not None else []
@@ -144,13 +172,15 @@ class Setup:
     def load(self, rate: float, svc: BenchService) -> Load:
         """The client's load on svc at rate."""
         names = holders(self.cfg.section)
-        return Load(tuple(svc.urls[h] for h in names), svc.urls["arm_puller.0"],
-                    svc.urls["reward_holder.0"], rate, self.reward_delay_ms / 1e3,
+        return Load(tuple(svc.urls[h] for h in names), svc.urls[PULLER],
+                    svc.urls[REWARD], rate, self.reward_delay_ms / 1e3,
                     self.cfg.serve.decision_timeout_s + 10.0)
 
 
-def run_case(setup: Setup, net: str, rate: float, max_batch: int, count: int) -> tuple[dict, dict]:
-    """One service under one load: the row of serve.csv, and each party's CPU ms per decision."""
+def run_case(setup: Setup, net: str, rate: float, max_batch: int,
+             count: int) -> tuple[dict, dict, dict]:
+    """One service under one load: its rows of serve.csv and serve_stages.csv, and each
+    party's CPU ms per decision."""
     cfg, requests = setup.cfg, setup.requests[:count]
     svc = setup.service(f"{net}-r{rate:g}-b{max_batch}", net, max_batch)
     try:
@@ -159,6 +189,7 @@ def run_case(setup: Setup, net: str, rate: float, max_batch: int, count: int) ->
         cpu = {p: c - cpu0[p] for p, c in svc.cpu_s().items()}
         rss = max(svc.rss_mb(peak=True).values())
         rounds = _decision_rounds(svc, holders(cfg.section)[0])
+        stages = _stages(svc, seen, rounds)
     finally:
         svc.stop()
     report = svc.replay()
@@ -175,7 +206,9 @@ def run_case(setup: Setup, net: str, rate: float, max_batch: int, count: int) ->
     if seen.failures:
         click.echo(f"  {net}, {rate:g}/s, max_batch {max_batch}: not answered: "
                    f"{dict(seen.failures)}")
-    return row, {p: c / decided * 1e3 for p, c in cpu.items()}
+    stage_row = {"net": net, "offered_rate": rate, "max_batch": max_batch, **stages,
+                 "one_way_ms": one_way_ms, "batch_ms": cfg.serve.batch_ms}
+    return row, stage_row, {p: c / decided * 1e3 for p, c in cpu.items()}
 
 
 def run_long(setup: Setup, rate: float, sizes: list[int]) -> list[list]:
@@ -232,6 +265,22 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
         "wal_fsync_ms: one fsync of a small record on the disk of the services' logs, timed in "
         "this run (median of 21): each answer waits for two (the slices' records at the holders, "
         "in parallel, then the decision's at p′), which floor_ms does not count.")
+
+
+STAGES_NOTE = (
+    "Means over the answered decisions. mean_ms: the client's latency (from the request's "
+    "scheduled start) = slices_ms + http_ms + queued_ms + words_ms + rounds_ms + log_ms, and the "
+    "little between them at p′. slices_ms: posting both holders' slices until both answered "
+    "202 (each logged and fsync'd at its holder; with --contexts lookup only the client's "
+    "lateness). http_ms: the decision request's HTTP both ways (the client's wait beyond p′'s "
+    "own latency). queued_ms: accepted to its batch's start at p′ (the batch window, "
+    "batch_ms, and any wait for room: serve.in_flight). words_ms: p′ asks the holders to "
+    "prepare the batch until each said which slices it has (their word round). rounds_ms: the "
+    "decide op's rounds, to the arms opened at p′. log_ms: the decision's record made "
+    "durable at p′. ms_per_round: rounds_ms over the decide op's rounds, against one_way_ms, "
+    "which is what a round costs in the floor: the rest is the parties' computing, their "
+    "waits for a core, and each round's messages through the channel. The floor counts "
+    "batch_ms and decision_rounds × one_way_ms; slices, HTTP and the log are outside it.")
 
 
 @experiment_command("serve", "the default grid (the paper has no service); --long adds 10⁵ "
@@ -294,12 +343,13 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
     click.echo(f"{out.machine}; one loopback round of our CurveZMQ channel: "
                f"{setup.round_ms * 1e3:.0f} µs; one fsync of a log record: "
                f"{setup.fsync_ms:.2f} ms")
-    rows, cpu_rows = [], []
+    rows, stage_rows, cpu_rows = [], [], []
     for net in nets:
         for rate in wan_rates if net == "wan" else rates:
             for b in max_batch:
-                row, cpu = run_case(setup, net, rate, b, counts[net])
+                row, stages, cpu = run_case(setup, net, rate, b, counts[net])
                 rows.append(row)
+                stage_rows.append(stages)
                 cpu_rows += [[net, rate, b, p, c] for p, c in cpu.items()]
                 click.echo(f"{net}, {rate:g}/s offered, max_batch {b}: "
                            f"{row['decisions_per_s']:.0f}/s, p50/p95/p99 {row['p50_ms']:.1f}/"
@@ -309,6 +359,8 @@ def bench(out: Output, paper: bool, nets: list[str], rates: list[float], wan_rat
     title = (f"mpcbandit serve under open-loop load, {CONFIG}, contexts "
              f"{'looked up by the holders' if lookup else 'posted'} ({out.machine})")
     out.table("serve", COLUMNS, [[r[c] for c in COLUMNS] for r in rows], title, NOTE)
+    out.table("serve_stages", STAGE_COLUMNS, [[r[c] for c in STAGE_COLUMNS] for r in stage_rows],
+              f"Where a decision's time goes, means in ms ({out.machine})", STAGES_NOTE)
     out.table("serve_cpu", ["net", "offered_rate", "max_batch", "party",
                             "cpu_ms_per_decision"], cpu_rows,
               f"Each party's CPU per decision ({out.machine})",

@@ -57,12 +57,14 @@ class Load:
 
 @dataclass
 class LoadOutcome:
-    """What the client saw: per answered decision its latency (s, from its scheduled start)
-    and its answer's time (monotonic); every other outcome counted by what and status."""
+    """What the client saw: per answered decision its latency (s, from its scheduled start),
+    of which the part before the decision was asked (its slices posted), and its answer's
+    time (monotonic); every other outcome counted by what and status."""
 
     started: float
     scheduled_s: float
     latencies: list[float] = field(default_factory=list)
+    before_asking: list[float] = field(default_factory=list)
     answered_at: list[float] = field(default_factory=list)
     failures: Counter = field(default_factory=Counter)
     rewards: int = 0
@@ -93,6 +95,7 @@ async def _one(req: Request, at: float, load: Load, sessions, out: LoadOutcome,
             if bad:
                 out.failures[f"context {bad[0]}"] += 1
                 return
+        asked = time.monotonic()
         status, body = await _post(puller, load.puller + "/v1/decisions",
                                    b'{"id": %s}' % json.dumps(req.id).encode())
         now = time.monotonic()
@@ -100,6 +103,7 @@ async def _one(req: Request, at: float, load: Load, sessions, out: LoadOutcome,
             out.failures[f"decision {status}"] += 1
             return
         out.latencies.append(now - at)
+        out.before_asking.append(asked - at)
         out.answered_at.append(now)
         if on_answered is not None:
             on_answered(len(out.latencies))

@@ -44,6 +44,7 @@ class _Flight:
         self.decided: list = []                  # their tickets
         self.opening: EdgeOp | None = None
         self.logged = None                       # its op log record's future
+        self.flagged_at = 0.0                    # when the last holder's flags came
 
 
 class Puller(Leader):
@@ -160,6 +161,7 @@ class Puller(Leader):
             else:
                 f.decided.append(ticket)
         f.ids = [t.id for t in f.decided]
+        f.flagged_at = time.perf_counter()
         if len(f.decided) < len(f.tickets):
             log.info("decision batch op %d: %d refused (slices missing)", f.n,
                      len(f.tickets) - len(f.decided))
@@ -176,6 +178,9 @@ class Puller(Leader):
             durable(f.logged)
         self.t += len(arms)
         self.arms.update(zip(f.ids, arms))
+        if f.decided:
+            self.port.report_stage("words", f.flagged_at - f.t0, len(f.decided))
+            self.port.report_stage("rounds", time.perf_counter() - f.flagged_at, len(f.decided))
         self.settle_decisions(f.ids, arms, f.n, f.decided)
         self.chan.send(OPS, P2, {"kind": "decided", "ids": f.ids})
         self.op_done(f.n, "decide", len(f.ids), f.before, f.t0, checkpoint=False)

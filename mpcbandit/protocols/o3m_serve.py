@@ -156,6 +156,7 @@ class _Active(Leader):
                                           "wait_s": wait_s} for p in self.passive})
         mine = self.store.wait(ids, wait_s)
         flags, arrays = self._masked_of(ids, n)
+        words_s = time.perf_counter() - cost[1]
         own = self.store.take([i for i, h in zip(ids, mine) if h], n)
         rows = {p: iter(a) for p, a in zip(self.passive, arrays)}
         own_rows = iter(masked(own, self.q, self.s.arms))
@@ -170,6 +171,7 @@ class _Active(Leader):
                 complete.append(ticket)
                 sums.append(sum(parts))
         if complete:
+            self.port.report_stage("words", words_s, len(complete))
             self.decide([t.id for t in complete], n, tickets=complete, contexts=np.array(sums),
                         cost=cost)
         if len(complete) < len(tickets):
@@ -182,6 +184,7 @@ class _Active(Leader):
         passive participants for the columns again and must give the arms logged. cost: the
         counters at the start of the op's rounds (its prepare)."""
         before, t0 = cost or (self.chan.stats.total(), time.perf_counter())
+        started = time.perf_counter()
         if contexts is None:   # replayed at a resume: every participant has the columns
             self.chan.exchange(OPS, send={p: {"kind": "decide", "op": n, "ids": ids}
                                           for p in self.passive})
@@ -194,6 +197,8 @@ class _Active(Leader):
         self.t += len(ids)
         for k, (rid, arm) in enumerate(zip(ids, arms)):
             self.pending[rid] = contexts[k, arm]
+        if tickets is not None:
+            self.port.report_stage("rounds", time.perf_counter() - started, len(tickets))
         self.settle_decisions(ids, arms, n, tickets)
         self.op_done(n, "decide", len(ids), before, t0)
 

@@ -14,7 +14,8 @@ no HTTP. A backend is started with a ``ServicePort`` and from its own thread(s):
   an id not decided within ``serve.decision_timeout_s`` is 404);
 - reports its state whenever it changes: ``port.report(ready=..., step=..., peers=...)``
   (``/v1/health``; a peer reported ``"gone"`` makes decisions fail fast with 503 naming it),
-  and each op's cost: ``port.report_op(op, rounds, bytes_sent)`` (``/metrics``);
+  each op's cost: ``port.report_op(op, rounds, bytes_sent)``, and how long its decisions
+  spent in its stages: ``port.report_stage(stage, seconds, count)`` (``/metrics``);
 - ends its loop once ``port.drained(kind)`` holds for every kind it pulls (SIGTERM closed the
   queues and every open batch was handed out).
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import operator
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
@@ -91,6 +93,10 @@ class Ticket:
         self._settled = False
         #: set by the shell when the request timed out (a later decision is counted late)
         self.abandoned = False
+        #: when the request was accepted, and when the backend decided it (monotonic): the
+        #: shell's stages of a decision (queued, log) in /metrics
+        self.accepted = time.monotonic()
+        self.decided_at: float | None = None
         #: resolves with Decided once the decision is in the log, or with Refused
         self.outcome: Future = Future()
 
@@ -107,6 +113,7 @@ class Ticket:
             raise TypeError(f"ticket {self.id!r}: an arm is an integer, got a bool")
         arm = operator.index(arm)  # a numpy integer is welcome; a float is a TypeError
         if self._settle_once():
+            self.decided_at = time.monotonic()
             self._record(self, Decided(arm, operator.index(step)))
 
     def refuse(self, reason: str, missing: list[str] | None = None) -> None:
@@ -137,6 +144,10 @@ class ServicePort(Protocol):
 
     def report_op(self, op: str, rounds: int, bytes_sent: int) -> None:
         """One op ran: its rounds and bytes sent (counted in /metrics by op)."""
+
+    def report_stage(self, stage: str, seconds: float, count: int = 1) -> None:
+        """count decisions spent seconds in one of the backend's stages (metrics.py,
+        BACKEND_STAGES)."""
 
     def decided(self, ids: list[str]) -> None:
         """These ids were decided (a party that takes rewards accepts rewards for them)."""

@@ -8,11 +8,18 @@ from typing import Callable
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram,
                                generate_latest)
 
-__all__ = ["ServeMetrics", "CONTENT_TYPE_LATEST"]
+__all__ = ["ServeMetrics", "CONTENT_TYPE_LATEST", "DECISION_STAGES", "BACKEND_STAGES"]
 
 #: decision latency buckets (seconds): from a loopback batch to the decision deadline
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
                    30.0)
+#: where an answered decision's time goes at the party that answers it, in order: the shell's
+#: queue (accepted to its batch's start: the window, and a wait for room), the backend's
+#: stages (Hannun's p': the holders' word on their slices, then the decide op's rounds; O3M's
+#: leader: its op's rounds), the decision's log record made durable. What the request spends
+#: in HTTP is the rest of mpcbandit_decision_latency_seconds.
+DECISION_STAGES = ("queued", "words", "rounds", "log")
+BACKEND_STAGES = ("words", "rounds")
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384, 65536)
 
 
@@ -44,6 +51,10 @@ class ServeMetrics:
         self.decision_latency = Histogram("mpcbandit_decision_latency_seconds",
                                           "time from a decision request to its answer",
                                           buckets=LATENCY_BUCKETS, registry=r)
+        self.decision_stage = Histogram("mpcbandit_decision_stage_seconds",
+                                        "a decision's time in each stage at the party "
+                                        "that answers it: " + ", ".join(DECISION_STAGES), ["stage"],
+                                        buckets=LATENCY_BUCKETS, registry=r)
         self.op_rounds = Counter("mpcbandit_op_rounds", "communication rounds, by op (reported "
                                  "by the backend)", ["op"], registry=r)
         self.op_bytes = Counter("mpcbandit_op_bytes_sent", "bytes sent, by op (reported by the "
@@ -66,6 +77,14 @@ class ServeMetrics:
         self.op_runs.labels(op).inc()
         self.op_rounds.labels(op).inc(rounds)
         self.op_bytes.labels(op).inc(bytes_sent)
+
+    def report_stage(self, stage: str, seconds: float, count: int = 1) -> None:
+        """count decisions spent seconds in stage (one of DECISION_STAGES)."""
+        if stage not in DECISION_STAGES:
+            raise ValueError(f"no decision stage {stage!r} (stages: {DECISION_STAGES})")
+        series = self.decision_stage.labels(stage)
+        for _ in range(count):
+            series.observe(seconds)
 
     def text(self) -> bytes:
         """The Prometheus text exposition of every series."""

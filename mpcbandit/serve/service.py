@@ -28,7 +28,7 @@ from mpcbandit.serve.backend import (KINDS, Backend, BackendState, Closed, Decid
                                      Ticket)
 from mpcbandit.serve.batching import Batch, BatchQueue, QueueFull
 from mpcbandit.serve.idbook import IdBook
-from mpcbandit.serve.metrics import ServeMetrics
+from mpcbandit.serve.metrics import BACKEND_STAGES, ServeMetrics
 from mpcbandit.serve.requests import BadRequest, parse_context, parse_decision, parse_reward
 from mpcbandit.serve.wal import WriteAheadLog
 
@@ -130,6 +130,10 @@ class Service:
                                              else window_s, wait_s, patient=patient)
         if batch is not None:
             self.metrics.batch_size.labels(kind).observe(len(batch.items))
+            if kind == "decisions":
+                now = time.monotonic()
+                for ticket in batch.items:
+                    self.metrics.report_stage("queued", now - ticket.accepted)
             log.info("batch %s #%d: %d request(s), the first waited %.1f ms, %d still queued",
                      kind, batch.number, len(batch.items), 1e3 * batch.waited_s,
                      self.queues[kind].depth)
@@ -158,6 +162,12 @@ class Service:
     def report_op(self, op: str, rounds: int, bytes_sent: int) -> None:
         """Count one op's rounds and bytes."""
         self.metrics.report_op(op, rounds, bytes_sent)
+
+    def report_stage(self, stage: str, seconds: float, count: int = 1) -> None:
+        """Count decisions' time in one of the backend's stages."""
+        if stage not in BACKEND_STAGES:
+            raise ValueError(f"no backend stage {stage!r} (stages: {BACKEND_STAGES})")
+        self.metrics.report_stage(stage, seconds, count)
 
     def record_decision(self, rid: str, arm: int, step: int) -> None:
         """A decision made with no request waiting (replayed at a resume): logged, id taken."""
@@ -269,12 +279,11 @@ class Service:
             if isinstance(req, Reply):
                 return req
             queue = self.queues["decisions"]
-            started = time.monotonic()
             ticket = Ticket(req.id, self._record_decision)
             self._open_tickets.add(ticket)
             try:
                 queue.put(ticket)
-                return await self._await_decision(ticket, started)
+                return await self._await_decision(ticket)
             finally:
                 self._open_tickets.discard(ticket)
 
@@ -290,7 +299,7 @@ class Service:
                                                 "it is ready (peers' hello)"))
         return None
 
-    async def _await_decision(self, ticket: Ticket, started: float) -> Reply:
+    async def _await_decision(self, ticket: Ticket) -> Reply:
         timeout = self.serve.decision_timeout_s
         outcome_ = asyncio.wrap_future(ticket.outcome)
         try:
@@ -315,7 +324,7 @@ class Service:
                           id=ticket.id, **({"missing": outcome.missing} if outcome.missing
                                            else {}))
         self.metrics.decisions.inc()
-        self.metrics.decision_latency.observe(time.monotonic() - started)
+        self.metrics.decision_latency.observe(time.monotonic() - ticket.accepted)
         return Reply(200, {"id": ticket.id, "arm": outcome.arm})
 
     def _record_decision(self, ticket: Ticket, decided: Decided) -> None:
@@ -332,6 +341,8 @@ class Service:
             if error is not None:
                 ticket.outcome.set_exception(error)
             else:
+                if ticket in self._open_tickets and not ticket.abandoned:  # a request's
+                    self.metrics.report_stage("log", time.monotonic() - ticket.decided_at)
                 ticket.outcome.set_result(decided)
         fut.add_done_callback(settle)
 
