@@ -4,6 +4,7 @@ backend and answered, their decisions are logged, and the process exits 0."""
 import signal
 import threading
 
+from mpcbandit.experiments.serve_service import metric
 from mpcbandit.serve.wal import read_records
 from serve_support import arm_for, call, start_party, wait_for
 
@@ -18,8 +19,12 @@ def test_sigterm_answers_open_decisions_refuses_new_ones_and_exits_0(tmp_path):
             rid, call(url, "POST", "/v1/decisions", {"id": rid}))) for rid in ("o1", "o2", "o3")]
         for t in posters:
             t.start()
-        wait_for(lambda: 'mpcbandit_batch_size_count{kind="decisions"} 1.0'
-                 in call(url, "GET", "/metrics")[1], "the backend took a batch")
+        def accepted():   # handed to the backend (a batch taken, which it holds) or queued
+            text = call(url, "GET", "/metrics")[1]
+            return (metric(text, "mpcbandit_batch_size_count", 'kind="decisions"') >= 1 and
+                    metric(text, "mpcbandit_batch_size_sum", 'kind="decisions"')
+                    + metric(text, "mpcbandit_queue_depth", 'kind="decisions"') == 3)
+        wait_for(accepted, "the backend took a batch and every decision request is accepted")
         proc.send_signal(signal.SIGTERM)
 
         def refused():

@@ -277,7 +277,7 @@ STAGES_NOTE = (
     "batch_ms, and any wait for room: serve.in_flight). words_ms: p′ asks the holders to "
     "prepare the batch until each said which slices it has (their word round). rounds_ms: the "
     "decide op's rounds, to the arms opened at p′. log_ms: the decision's record made "
-    "durable at p′. ms_per_round: rounds_ms over the decide op's rounds, against one_way_ms, "
+    "durable at p′, and the answer back at its HTTP side. ms_per_round: rounds_ms over the decide op's rounds, against one_way_ms, "
     "which is what a round costs in the floor: the rest is the parties' computing, their "
     "waits for a core, and each round's messages through the channel. The floor counts "
     "batch_ms and decision_rounds × one_way_ms; slices, HTTP and the log are outside it.")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram,
@@ -16,8 +17,8 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 #: where an answered decision's time goes at the party that answers it, in order: the shell's
 #: queue (accepted to its batch's start: the window, and a wait for room), the backend's
 #: stages (Hannun's p': the holders' word on their slices, then the decide op's rounds; O3M's
-#: leader: its op's rounds), the decision's log record made durable. What the request spends
-#: in HTTP is the rest of mpcbandit_decision_latency_seconds.
+#: leader: its op's rounds), the decision's log record made durable and the answer back at the
+#: HTTP side. What the request spends in HTTP comes outside mpcbandit_decision_latency_seconds.
 DECISION_STAGES = ("queued", "words", "rounds", "log")
 BACKEND_STAGES = ("words", "rounds")
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384, 65536)
@@ -78,10 +79,20 @@ class ServeMetrics:
         self.op_rounds.labels(op).inc(rounds)
         self.op_bytes.labels(op).inc(bytes_sent)
 
-    def report_stage(self, stage: str, seconds: float, count: int = 1) -> None:
-        """count decisions spent seconds in stage (one of DECISION_STAGES)."""
-        if stage not in DECISION_STAGES:
-            raise ValueError(f"no decision stage {stage!r} (stages: {DECISION_STAGES})")
+    def observe_batch(self, kind: str, items: list) -> None:
+        """A batch handed to the backend: its size and, of decisions (tickets), each one's
+        wait in the queue."""
+        self.batch_size.labels(kind).observe(len(items))
+        if kind == "decisions":
+            now = time.monotonic()
+            for ticket in items:
+                self.report_stage("queued", now - ticket.accepted)
+
+    def report_stage(self, stage: str, seconds: float, count: int = 1, *,
+                     stages: tuple[str, ...] = DECISION_STAGES) -> None:
+        """count decisions spent seconds in stage (one of stages)."""
+        if stage not in stages:
+            raise ValueError(f"no such stage {stage!r} (stages: {', '.join(stages)})")
         series = self.decision_stage.labels(stage)
         for _ in range(count):
             series.observe(seconds)

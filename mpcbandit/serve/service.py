@@ -129,11 +129,7 @@ class Service:
                                              self.serve.batch_ms / 1e3 if window_s is None
                                              else window_s, wait_s, patient=patient)
         if batch is not None:
-            self.metrics.batch_size.labels(kind).observe(len(batch.items))
-            if kind == "decisions":
-                now = time.monotonic()
-                for ticket in batch.items:
-                    self.metrics.report_stage("queued", now - ticket.accepted)
+            self.metrics.observe_batch(kind, batch.items)
             log.info("batch %s #%d: %d request(s), the first waited %.1f ms, %d still queued",
                      kind, batch.number, len(batch.items), 1e3 * batch.waited_s,
                      self.queues[kind].depth)
@@ -165,9 +161,7 @@ class Service:
 
     def report_stage(self, stage: str, seconds: float, count: int = 1) -> None:
         """Count decisions' time in one of the backend's stages."""
-        if stage not in BACKEND_STAGES:
-            raise ValueError(f"no backend stage {stage!r} (stages: {BACKEND_STAGES})")
-        self.metrics.report_stage(stage, seconds, count)
+        self.metrics.report_stage(stage, seconds, count, stages=BACKEND_STAGES)
 
     def record_decision(self, rid: str, arm: int, step: int) -> None:
         """A decision made with no request waiting (replayed at a resume): logged, id taken."""
@@ -290,8 +284,7 @@ class Service:
     def _unfit_to_decide(self) -> Reply | None:
         state = self.state
         if state.gone:
-            names = ", ".join(state.gone)
-            return _error(503, f"peer(s) {names} gone: no decision can be made"
+            return _error(503, f"peer(s) {', '.join(state.gone)} gone: no decision can be made"
                                + (f" ({state.reason})" if state.reason else ""),
                           gone=state.gone)
         if not state.ready:
@@ -324,6 +317,7 @@ class Service:
                           id=ticket.id, **({"missing": outcome.missing} if outcome.missing
                                            else {}))
         self.metrics.decisions.inc()
+        self.metrics.report_stage("log", time.monotonic() - ticket.decided_at)
         self.metrics.decision_latency.observe(time.monotonic() - ticket.accepted)
         return Reply(200, {"id": ticket.id, "arm": outcome.arm})
 
@@ -341,8 +335,6 @@ class Service:
             if error is not None:
                 ticket.outcome.set_exception(error)
             else:
-                if ticket in self._open_tickets and not ticket.abandoned:  # a request's
-                    self.metrics.report_stage("log", time.monotonic() - ticket.decided_at)
                 ticket.outcome.set_result(decided)
         fut.add_done_callback(settle)
 
