@@ -214,19 +214,15 @@ class Puller(Leader):
 
     @property
     def in_flight(self) -> int:
-        """Decision batches that may be under way (and one update beside them):
-        serve.in_flight at most, and no more than fit in a round (the lead holder's word: the
-        network's delay over an op's computing in it)."""
+        """Ops that may be under way: serve.in_flight at most, and no more than fit in a
+        round (the lead holder's word: the network's delay over an op's computing in it)."""
         return max(1, min(self.serve.in_flight, self.fit))
 
     @property
     def room(self) -> bool:
-        """Another op may start: fewer decision batches under way than in_flight. An update
-        under way does not hold a decision back (where one op fits, a decision that came
-        during an update's 19-27 rounds waited for them: at lan 20/s its queue wait was 11.6
-        ms for a 5 ms window, 5.7 beside it, the p95 49.5 -> 39.2 ms), and an update starts
-        only where a batch could (may_update)."""
-        return len(self.flights) < self.in_flight
+        """Another op may start: decision batches and the update under way count alike (an
+        update's rounds cost the holders as a batch's do)."""
+        return len(self.flights) + len(self.updating) < self.in_flight
 
     @property
     def window_s(self) -> float:
@@ -244,8 +240,7 @@ class Puller(Leader):
 
     @property
     def may_update(self) -> bool:
-        """An update batch may start: none under way, and room for an op (where one fits,
-        an update waits for the batch under way; the next batch may run beside it)."""
+        """An update batch may start: none under way, and room for an op."""
         return not self.updating and self.room
 
     def update_size(self, ready: int) -> int:
