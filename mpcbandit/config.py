@@ -128,6 +128,10 @@ class ServeSection:
                            doc="at most this many rewards in one update batch: rewards "
                                "waiting are applied together, up to this many (an update's "
                                "rounds cost about the same for few as for many)")
+    update_ms: float = spec(100.0, min=0.0, max=60000.0,
+                            doc="rewards gather this long after the first of them is ready "
+                                "before an update applies them together (at once when "
+                                "max_update wait, and at a stop): fewer, larger updates")
     in_flight: int = spec(16, min=1, max=64,
                           doc="ops under way at once at most (Hannun): decision batches and "
                               "an update, each starting while the others are in their rounds; "

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from o3m_serve_service import AP, ARMS, PASSIVE, PMG, o3m_service, o3m_serving
-from serve_service import records
+from serve_service import applied_rewards, records
 from serve_support import wait_for
 
 from mpcbandit.files import write_private
@@ -34,8 +34,7 @@ def test_an_o3m_replay_that_differs_from_the_log_is_refused_naming_the_op(tmp_pa
             apps.contexts(f"d{k}")
             assert apps.decide(f"d{k}")[0] == 200
             assert apps.reward(f"d{k}")[0] == 202
-        wait_for(lambda: sum(op["kind"] == "update" for op in records(out, AP, "ops.wal")) == 4,
-                 "the four rewards applied")
+        wait_for(lambda: len(applied_rewards(out, AP)) == 4, "the four rewards applied")
         os.kill(apps.svc.pids()[PASSIVE[0]], signal.SIGKILL)   # no checkpoint at a stop
         assert apps.svc.stop() == 1
         ops = records(out, AP, "ops.wal")

@@ -323,7 +323,8 @@ class Puller(Leader):
         if take_new and self.room and not self.due:
             # ops under way: look without waiting (their messages are waited for in run);
             # else wait on the queue a while
-            wait = 0.0 if self.busy or self.ready or self.closing else POLL_S
+            wait = (0.0 if self.busy or self.closing else min(POLL_S, self.rewards_wait())
+                    if self.ready else POLL_S)
             batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.busy,
                                          window_s=self.window_s)
             if batch is not None:
@@ -352,10 +353,11 @@ class Puller(Leader):
         return self.stop()
 
     def drain(self) -> None:
-        """Let every op under way end, issuing nothing new (bounded by the deadlines)."""
+        """Let every op under way end, issuing no new decision batch (bounded by the
+        deadlines); at a stop, also apply the rewards still gathering."""
         limit = self.serve.decision_timeout_s + self.ctx.config.run.deadline_s
         end = time.monotonic() + limit
-        while self.busy or self.unlogged:
+        while self.busy or self.unlogged or (self.ready and not self.gathering):
             if time.monotonic() > end:
                 raise PeerTimeout(" or ".join(self.holders), f"{DECIDE} (ops under way: "
                                   f"{[f.n for f in self.flights] + list(self.updating)})",
@@ -372,6 +374,7 @@ class Puller(Leader):
         self.drain()
 
     def stop(self) -> str | None:
+        self.gathering = False   # the rewards ready are applied before the last checkpoint
         self.drain()
         return super().stop()
 

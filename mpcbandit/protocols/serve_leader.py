@@ -37,6 +37,9 @@ class Leader:
         self.ready: dict[str, None] = {}      # rewards to apply, in their order
         self.closing: dict[str, None] = {}    # decisions closed without a reward
         self.leaving: str | None = None
+        #: rewards gather for serve.update_ms (rewards_wait); not while stopping
+        self.gathering = True
+        self._ready_since: float | None = None
         self.acks: set[tuple[str, int]] = set()
         self.last_checkpoint, self.replaying = 0, True
         self._idle_since = time.monotonic()   # the last turn that moved something (idle_tick)
@@ -158,18 +161,32 @@ class Leader:
         """How many of the ready rewards the next update applies."""
         return min(ready, self.serve.max_update)
 
+    def rewards_wait(self) -> float:
+        """Seconds until the ready rewards are due for an update: serve.update_ms after the
+        first of them was seen ready, none once max_update wait or the leader is stopping."""
+        if not self.ready:
+            return 0.0
+        now = time.monotonic()
+        if self._ready_since is None:
+            self._ready_since = now
+        if not self.gathering or len(self.ready) >= self.serve.max_update:
+            return 0.0
+        return max(0.0, self._ready_since + self.serve.update_ms / 1e3 - now)
+
     def pending_rewards(self, may_update: bool = True) -> bool:
-        """Closings (no MPC) and, if may_update, one batch of rewards, in the order they came;
-        whether any."""
+        """Closings (no MPC) and, if may_update and they are due (rewards_wait), one batch of
+        rewards, in the order they came; whether any."""
         worked = False
         if self.closing:
             ids, self.closing = list(self.closing), {}
             self.drop(ids, self.op_number("drop", ids))
             worked = True
-        if self.ready and may_update:
+        if self.ready and may_update and not self.rewards_wait():
             ids = list(itertools.islice(self.ready, self.update_size(len(self.ready))))
             for i in ids:
                 del self.ready[i]
+            if not self.ready:   # the next reward ready starts the next gathering
+                self._ready_since = None
             self.update(ids, self.op_number("update", ids))
             worked = True
         return worked
@@ -191,8 +208,8 @@ class Leader:
         while not (self.leaving or self.ctx.stopping):
             self.read_up()
             self.take_rewards()
-            batch = self.port.next_batch("decisions", wait_s=0.0 if self.ready or self.closing
-                                         else POLL_S)
+            batch = self.port.next_batch("decisions", wait_s=0.0 if self.closing else min(
+                POLL_S, self.rewards_wait()) if self.ready else POLL_S)
             if batch is not None:
                 self.prepare(batch)
             self.idle_tick(self.pending_rewards() or batch is not None)
@@ -201,6 +218,7 @@ class Leader:
     def stop(self) -> str | None:
         """Finish the batches already queued (for at most serve.decision_timeout_s: a queue
         that others keep filling), checkpoint, tell everyone who stopped."""
+        self.gathering = False
         end = time.monotonic() + self.serve.decision_timeout_s
         while time.monotonic() < end and (batch := self.port.next_batch(
                 "decisions", window_s=0.0, wait_s=0.0)):
