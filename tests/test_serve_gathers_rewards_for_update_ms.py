@@ -44,19 +44,27 @@ def _updates(out) -> list[list[str]]:
     return [op["ids"] for op in records(out, PULLER, "ops.wal") if op["kind"] == "update"]
 
 
-def test_a_service_applies_rewards_posted_within_update_ms_in_one_update(tmp_path):
-    out = tmp_path / "svc"
-    svc = Service(out, "serve.update_ms=1500")
-    apps = Apps(svc)
-    ids = [f"r{k}" for k in range(6)]
+def _rewarded(out, update_ms: int, ids: list[str]) -> tuple[Service, float]:
+    """A service gathering rewards for update_ms; ids decided, then rewarded one at a time
+    (each acknowledged before the next); the service and how long the rewards took to post."""
+    svc = Service(out, f"serve.update_ms={update_ms}")
     try:
-        for rid in ids:
-            apps.contexts(rid)
-            assert apps.decide(rid)[0] == 200
+        apps = Apps(svc)
+        apps.decided(ids)
         posted = time.monotonic()
-        for rid in ids:   # one at a time, each acknowledged before the next
+        for rid in ids:
             assert apps.reward(rid)[0] == 202
-        assert time.monotonic() - posted < 1.0, "the rewards took too long to post"
+        return svc, time.monotonic() - posted
+    except BaseException:
+        svc.stop()
+        raise
+
+
+def test_a_service_applies_rewards_posted_within_update_ms_in_one_update(tmp_path):
+    out, ids = tmp_path / "svc", [f"r{k}" for k in range(6)]
+    svc, took = _rewarded(out, 1500, ids)
+    try:
+        assert took < 1.0, "the rewards took too long to post"
         wait_for(lambda: _updates(out), "an update", 30)
     finally:
         assert svc.stop() == 0
@@ -64,16 +72,9 @@ def test_a_service_applies_rewards_posted_within_update_ms_in_one_update(tmp_pat
 
 
 def test_a_stop_applies_the_rewards_still_gathering(tmp_path):
-    out = tmp_path / "svc"
-    svc = Service(out, "serve.update_ms=60000")
-    apps = Apps(svc)
-    ids = [f"s{k}" for k in range(4)]
+    out, ids = tmp_path / "svc", [f"s{k}" for k in range(4)]
+    svc, _ = _rewarded(out, 60_000, ids)
     try:
-        for rid in ids:
-            apps.contexts(rid)
-            assert apps.decide(rid)[0] == 200
-        for rid in ids:
-            assert apps.reward(rid)[0] == 202
         time.sleep(1.0)   # p'' tells p' within milliseconds; the minute's window holds them
         assert _updates(out) == []
     finally:
