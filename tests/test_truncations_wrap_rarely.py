@@ -54,7 +54,9 @@ def test_hannun_reciprocal_chain_with_the_linear_start_expects_under_a_fiftieth_
         # the chain after its input (1 + x^T u, truncated alike by both: "_narrowed")
         per_step[init] = sum(e for site, e in ledger.expected.items()
                              if "reciprocal" in site and not site.endswith("_narrowed")) / 40
-        assert sum(ledger.wraps.values()) == 0
+        # each run expects ~0.001 wraps in all (paper 0.0007, linear 0.0005): asserting none
+        # failed about once in 800 runs (seen in the suite, 2026-11-26); two would be 1 in 10^6
+        assert sum(ledger.wraps.values()) <= 1
     assert 0 < per_step["linear"] < 0.02 * per_step["paper"]
 
 
