@@ -131,15 +131,15 @@ def _stages(svc: BenchService, seen: LoadOutcome, rounds: float) -> dict:
     (/metrics, mpcbandit_decision_stage_seconds) and a decide op's time per round."""
     text = svc.metrics(PULLER)
 
-    def mean_ms(name: str, labels: str = "") -> float:
+    def histogram_mean_ms(name: str, labels: str = "") -> float:
         count = metric(text, name + "_count", labels)
         return metric(text, name + "_sum", labels) / count * 1e3 if count else float("nan")
 
-    stages = {f"{s}_ms": mean_ms("mpcbandit_decision_stage_seconds", f'stage="{s}"')
+    stages = {f"{s}_ms": histogram_mean_ms("mpcbandit_decision_stage_seconds", f'stage="{s}"')
               for s in DECISION_STAGES}
     asked = [t - b for t, b in zip(seen.latencies, seen.before_asking)]
     return {"mean_ms": _mean_ms(seen.latencies), "slices_ms": _mean_ms(seen.before_asking),
-            "http_ms": _mean_ms(asked) - mean_ms("mpcbandit_decision_latency_seconds"),
+            "http_ms": _mean_ms(asked) - histogram_mean_ms("mpcbandit_decision_latency_seconds"),
             **stages, "ms_per_round": stages["rounds_ms"] / (rounds - SEQUENCING_ROUNDS)}
 
 
@@ -277,8 +277,9 @@ STAGES_NOTE = (
     "batch_ms, and any wait for room: serve.in_flight). words_ms: p′ asks the holders to "
     "prepare the batch until each said which slices it has (their word round). rounds_ms: the "
     "decide op's rounds, to the arms opened at p′. log_ms: the decision's record made "
-    "durable at p′, and the answer back at its HTTP side. ms_per_round: rounds_ms over the decide op's rounds, against one_way_ms, "
-    "which is what a round costs in the floor: the rest is the parties' computing, their "
+    "durable at p′, and the answer back at its HTTP side. ms_per_round: rounds_ms over the "
+    "decide op's rounds, against one_way_ms, which is what a round costs in the floor: the "
+    "rest is the parties' computing, their "
     "waits for a core, and each round's messages through the channel. The floor counts "
     "batch_ms and decision_rounds × one_way_ms; slices, HTTP and the log are outside it.")
 

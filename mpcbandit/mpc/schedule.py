@@ -257,11 +257,12 @@ class EdgeOp:
         """Take the messages of its round that have arrived, and go on once all have;
         whether it is done."""
         while not self.done:
-            for peer, k in self.round.expected().items():
+            wants = self.round.expected()
+            for peer, k in wants.items():
                 if peer not in self._got and self.chan.arrived(self.label, peer):
                     self._got[peer] = _edge_bodies(self.chan.recv(self.label, peer), k,
                                                    self.round, peer, self.label)
-            if len(self._got) < len(self.round.expected()):
+            if len(self._got) < len(wants):
                 return False
             got, self._got = self._got, {}
             self._next(got)

@@ -6,8 +6,8 @@ p' takes a batch of decision requests from its queue and asks the holders to pre
 (``prepare``: each waits, bounded by what is left of serve.decision_timeout_s, for its slices);
 the ids every holder has are decided in one batch, the rest refused naming the missing
 holders. p'' tells p' which decisions have their reward (ids only); p' applies them, at most
-serve.max_update a batch, beside or after decision batches, in the order p'' reported them. p'' reports
-a decision closed without a reward (serve.reward_timeout_s), and p' drops it.
+serve.max_update a batch, beside or after decision batches, in the order p'' reported them.
+p'' reports a decision closed without a reward (serve.reward_timeout_s), and p' drops it.
 """
 
 from __future__ import annotations

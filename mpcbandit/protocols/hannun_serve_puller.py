@@ -323,9 +323,8 @@ class Puller(Leader):
         if take_new and self.room and not self.due:
             # ops under way: look without waiting (their messages are waited for in run);
             # else wait on the queue a while
-            wait = (0.0 if self.busy or self.closing else min(POLL_S, self.rewards_wait())
-                    if self.ready else POLL_S)
-            batch = self.port.next_batch("decisions", wait_s=wait, patient=not self.busy,
+            batch = self.port.next_batch("decisions", patient=not self.busy,
+                                         wait_s=0.0 if self.busy else self.queue_wait(),
                                          window_s=self.window_s)
             if batch is not None:
                 self.arrivals.extend([time.monotonic()] * len(batch.items))

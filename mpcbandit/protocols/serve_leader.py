@@ -173,6 +173,13 @@ class Leader:
             return 0.0
         return max(0.0, self._ready_since + self.serve.update_ms / 1e3 - now)
 
+    def queue_wait(self) -> float:
+        """How long the loop may wait on its decision queue: not at all with closings to
+        drop, until the rewards gathering are due, else POLL_S."""
+        if self.closing:
+            return 0.0
+        return min(POLL_S, self.rewards_wait()) if self.ready else POLL_S
+
     def pending_rewards(self, may_update: bool = True) -> bool:
         """Closings (no MPC) and, if may_update and they are due (rewards_wait), one batch of
         rewards, in the order they came; whether any."""
@@ -208,8 +215,7 @@ class Leader:
         while not (self.leaving or self.ctx.stopping):
             self.read_up()
             self.take_rewards()
-            batch = self.port.next_batch("decisions", wait_s=0.0 if self.closing else min(
-                POLL_S, self.rewards_wait()) if self.ready else POLL_S)
+            batch = self.port.next_batch("decisions", wait_s=self.queue_wait())
             if batch is not None:
                 self.prepare(batch)
             self.idle_tick(self.pending_rewards() or batch is not None)

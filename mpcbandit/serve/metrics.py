@@ -88,6 +88,13 @@ class ServeMetrics:
             for ticket in items:
                 self.report_stage("queued", now - ticket.accepted)
 
+    def answered(self, ticket) -> None:
+        """A decision answered with its arm: counted, its latency and its log stage."""
+        now = time.monotonic()
+        self.decisions.inc()
+        self.report_stage("log", now - ticket.decided_at)
+        self.decision_latency.observe(now - ticket.accepted)
+
     def report_stage(self, stage: str, seconds: float, count: int = 1, *,
                      stages: tuple[str, ...] = DECISION_STAGES) -> None:
         """count decisions spent seconds in stage (one of stages)."""

@@ -316,9 +316,7 @@ class Service:
             return _error(503, f"no decision for id {ticket.id!r}: {outcome.reason}",
                           id=ticket.id, **({"missing": outcome.missing} if outcome.missing
                                            else {}))
-        self.metrics.decisions.inc()
-        self.metrics.report_stage("log", time.monotonic() - ticket.decided_at)
-        self.metrics.decision_latency.observe(time.monotonic() - ticket.accepted)
+        self.metrics.answered(ticket)
         return Reply(200, {"id": ticket.id, "arm": outcome.arm})
 
     def _record_decision(self, ticket: Ticket, decided: Decided) -> None:
