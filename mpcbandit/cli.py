@@ -109,8 +109,8 @@ class _LazyGroup(click.Group):
 #: top-level commands kept in their own modules, imported when used
 COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier",
             "data": "mpcbandit.data_command:data",
-            "serve": "mpcbandit.serve_command:serve",
-            "serve-replay": "mpcbandit.serve_command:serve_replay"}
+            "serve": "mpcbandit.serve.command:serve",
+            "serve-replay": "mpcbandit.serve.command:serve_replay"}
 
 
 @click.group(cls=_LazyGroup, targets=COMMANDS,

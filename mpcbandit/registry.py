@@ -14,12 +14,12 @@ __all__ = ["PROTOCOL_MODULES", "get_protocol"]
 
 PROTOCOL_MODULES = {
     "demo": "mpcbandit.protocols.demo",
-    "feducb": "mpcbandit.protocols.feducb",
-    "hannun": "mpcbandit.protocols.hannun",
-    "jdp": "mpcbandit.protocols.jdp",
+    "feducb": "mpcbandit.protocols.dp.feducb",
+    "hannun": "mpcbandit.protocols.hannun.protocol",
+    "jdp": "mpcbandit.protocols.dp.jdp",
     "mpcops": "mpcbandit.protocols.mpcops",
-    "o3m": "mpcbandit.protocols.o3m",
-    "samba": "mpcbandit.protocols.samba",
+    "o3m": "mpcbandit.protocols.o3m.protocol",
+    "samba": "mpcbandit.protocols.samba.protocol",
 }
 
 

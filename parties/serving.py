@@ -1,6 +1,6 @@
 """One party of a service (`mpcbandit serve CONFIG --role R --index I`, docs/serve.md): the
 shell's HTTP API in the main thread (asyncio, SIGTERM) and the protocol's serve loop in
-another, bridged by the backend (mpcbandit/protocols/serve_loop.PartyBackend). The same keys,
+another, bridged by the backend (mpcbandit/serve/loop.PartyBackend). The same keys,
 roster and hello as `mpcbandit party`; its state (request log, op log, checkpoints) lives in
 its own folder."""
 
@@ -15,7 +15,7 @@ from mpcbandit.errors import ConfigError, MpcBanditError, PeerTimeout
 from mpcbandit.files import RunLock, write_json, write_private
 from mpcbandit.identity import identity_fields
 from mpcbandit.protocols import get_protocol
-from mpcbandit.protocols.serve_loop import PartyBackend, ServeContext, ServeState
+from mpcbandit.serve.loop import PartyBackend, ServeContext, ServeState
 from mpcbandit.serve.server import run_service
 from parties import (check_peers, check_security_mode, open_channel, open_link, party_curve,
                      party_greeting, read_greetings)

@@ -1,4 +1,4 @@
-"""Run a serve log through Hannun's batched op chains (mpcbandit/protocols/hannun_batch.py) with
+"""Run a serve log through Hannun's batched op chains (mpcbandit/protocols/hannun/ops.py) with
 every party a thread, for tests: feature holders, p', p'' and the dealer, on the in-process
 link; and random logs of batched decisions and delayed, shuffled or missing rewards."""
 
@@ -15,8 +15,8 @@ from mpcbandit.mpc.opening import open_values
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.net.inproc import run_inproc
-from mpcbandit.protocols.hannun import HannunSection
-from mpcbandit.protocols.hannun_batch import (
+from mpcbandit.protocols.hannun.protocol import HannunSection
+from mpcbandit.protocols.hannun.ops import (
     DECIDE,
     UPDATE,
     decide,
@@ -28,8 +28,8 @@ from mpcbandit.protocols.hannun_batch import (
     share_rewards,
     update,
 )
-from mpcbandit.protocols.hannun_serve_reference import ServeReference
-from mpcbandit.protocols.hannun_stream import ExplorationShares, push_exploration
+from mpcbandit.protocols.hannun.serve_reference import ServeReference
+from mpcbandit.protocols.hannun.stream import ExplorationShares, push_exploration
 
 PULLER, REWARD, DEALER = "arm_puller.0", "reward_holder.0", "dealer.0"
 

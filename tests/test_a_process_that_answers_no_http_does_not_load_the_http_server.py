@@ -12,8 +12,8 @@ from conftest import REPO
 #: what the launcher and serve-replay import, then what a serving party imports
 PROBE = """
 import json, sys
-import mpcbandit.serve.local, mpcbandit.serve_command
-import mpcbandit.protocols.hannun_serve_replay, mpcbandit.protocols.o3m_serve_replay
+import mpcbandit.serve.local, mpcbandit.serve.command
+import mpcbandit.protocols.hannun.serve_replay, mpcbandit.protocols.o3m.serve_replay
 light = "aiohttp" in sys.modules
 import parties.serving
 print(json.dumps([light, "aiohttp" in sys.modules]))

@@ -1,7 +1,7 @@
 """The leader of a service remembers which holders' slices were missing for its last
 REFUSALS refused requests (what the shell's 503 names), not every refusal since it started."""
 
-from mpcbandit.protocols import serve_loop
+from mpcbandit.serve import loop as serve_loop
 
 
 def test_the_refusals_remembered_are_the_last_ones(monkeypatch):

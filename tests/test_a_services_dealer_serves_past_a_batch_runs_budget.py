@@ -12,8 +12,8 @@ from mpcbandit.config import load_config
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.provider import MaterialError
 from mpcbandit.net.inproc import run_inproc
-from mpcbandit.protocols import hannun_serve
-from mpcbandit.protocols.serve_loop import ServeContext, ServeState
+from mpcbandit.protocols.hannun import serve as hannun_serve
+from mpcbandit.serve.loop import ServeContext, ServeState
 
 HOLDERS = ["feature_holder.0", "feature_holder.1"]
 

@@ -10,8 +10,8 @@ import numpy as np
 from mpcbandit.bandits.egreedy import draw_exploration
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.net.inproc import run_inproc
-from mpcbandit.protocols.hannun import HannunSection
-from mpcbandit.protocols.hannun_stream import (AHEAD, BLOCK, ExplorationPusher,
+from mpcbandit.protocols.hannun.protocol import HannunSection
+from mpcbandit.protocols.hannun.stream import (AHEAD, BLOCK, ExplorationPusher,
                                                ServedExploration)
 
 HOLDERS = ["feature_holder.0", "feature_holder.1"]

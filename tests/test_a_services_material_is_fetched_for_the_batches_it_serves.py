@@ -11,7 +11,7 @@ from dealer.material import layout
 from hannun_serve_inproc import random_log, run_serve_log, section
 from mpcbandit.mpc import provider
 from mpcbandit.mpc.local import computing_names, run_engines
-from mpcbandit.protocols.hannun_serve_reference import ServeReference
+from mpcbandit.protocols.hannun.serve_reference import ServeReference
 
 KEY = bytes(range(32))
 

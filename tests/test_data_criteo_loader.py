@@ -7,7 +7,7 @@ from mpcbandit.config import load_config
 from mpcbandit.data.criteo import DIMS, default_path, load_criteo, outer_add
 from mpcbandit.protocols import get_protocol
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.o3m import plaintext_run
+from mpcbandit.protocols.o3m.protocol import plaintext_run
 
 pytestmark = pytest.mark.skipif(not default_path().is_file(), reason="shared Criteo sample absent")
 

@@ -4,7 +4,7 @@ from dp_helpers import config, pooled_linucb_arms
 from mpcbandit.bandits.feducb import simulate_centralized
 from mpcbandit.dp.noise import seeded_source
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.feducb import params_of, summarize, threshold_of
+from mpcbandit.protocols.dp.feducb import params_of, summarize, threshold_of
 
 M, D, K, T = 3, 4, 6, 60
 

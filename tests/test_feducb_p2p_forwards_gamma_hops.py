@@ -6,7 +6,7 @@ import pytest
 from dp_helpers import config
 from mpcbandit.bandits.graphs import build_graph, diameter, within_hops
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.feducb import peers, summarize
+from mpcbandit.protocols.dp.feducb import peers, summarize
 
 
 @pytest.mark.parametrize("kind,n,edges,diam", [("line", 6, 5, 5), ("ring", 6, 6, 3),

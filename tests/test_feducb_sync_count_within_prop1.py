@@ -6,7 +6,7 @@ from dp_helpers import config
 from mpcbandit.bandits.feducb import default_threshold, prop1_bound, simulate_centralized
 from mpcbandit.dp.noise import seeded_source
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.feducb import params_of, summarize
+from mpcbandit.protocols.dp.feducb import params_of, summarize
 
 M, D, K, T = 4, 5, 8, 400
 

@@ -10,8 +10,8 @@ import numpy as np
 
 from hannun_inproc import SECRET_AGREEMENT, run_hannun
 from mpcbandit.bandits.egreedy import exploration_key
-from mpcbandit.protocols.hannun_reference import replay
-from mpcbandit.protocols.hannun_stream import exploration
+from mpcbandit.protocols.hannun.reference import replay
+from mpcbandit.protocols.hannun.stream import exploration
 import pytest
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out

@@ -7,7 +7,7 @@ import pytest
 from hannun_inproc import run_hannun
 
 from mpcbandit.data import data_root
-from mpcbandit.protocols.hannun_reference import replay
+from mpcbandit.protocols.hannun.reference import replay
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 

@@ -1,6 +1,6 @@
-"""Hannun's bandit served in batches (mpcbandit/protocols/hannun_batch.py), every party a thread:
+"""Hannun's bandit served in batches (mpcbandit/protocols/hannun/ops.py), every party a thread:
 batched decisions and delayed, shuffled or missing rewards pick the arms of the float64 replay
-of the same log (hannun_serve_reference), at one decision's rounds per batch of decisions."""
+of the same log (hannun.serve_reference), at one decision's rounds per batch of decisions."""
 
 import math
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hannun_serve_inproc import PULLER, random_log, run_serve_log, section
 
-from mpcbandit.protocols.hannun_serve_reference import (
+from mpcbandit.protocols.hannun.serve_reference import (
     ServeReference,
     chunks,
     newton_schulz_schedule,

@@ -1,4 +1,4 @@
-"""The float64 replay of a serve log (mpcbandit/protocols/hannun_serve_reference.py) and the
+"""The float64 replay of a serve log (mpcbandit/protocols/hannun/serve_reference.py) and the
 public Newton–Schulz schedule the secure refresh runs too."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 from mpcbandit.bandits.egreedy import draw_exploration, run_eps_greedy
 from mpcbandit.errors import DataError
 from mpcbandit.mpc.prg import Prg
-from mpcbandit.protocols.hannun_serve_reference import (
+from mpcbandit.protocols.hannun.serve_reference import (
     MAX_REWARDS,
     SCALE_BITS,
     ServeReference,

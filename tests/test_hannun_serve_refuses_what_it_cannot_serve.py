@@ -11,7 +11,7 @@ from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import arith
 from mpcbandit.mpc.local import run_engines
 from mpcbandit.mpc.rounds import Op
-from mpcbandit.protocols.hannun_batch import (
+from mpcbandit.protocols.hannun.ops import (
     DECIDE,
     UPDATE,
     initial_state,

@@ -6,7 +6,7 @@ import numpy as np
 from hannun_serve_inproc import PULLER, random_log, run_serve_log, section
 
 from mpcbandit.mpc.fixed import encode
-from mpcbandit.protocols.hannun_serve_reference import ServeReference, inverse_error_bound
+from mpcbandit.protocols.hannun.serve_reference import ServeReference, inverse_error_bound
 
 KEY = bytes(range(32, 64))
 L = 20

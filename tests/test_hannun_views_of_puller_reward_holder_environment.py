@@ -6,8 +6,8 @@ import numpy as np
 
 from hannun_inproc import run_hannun
 from mpcbandit.mpc.ring import RING_DTYPE
-from mpcbandit.protocols.hannun import DELIVER, ONLINE, PULL
-from mpcbandit.protocols.hannun_reference import task
+from mpcbandit.protocols.hannun.protocol import DELIVER, ONLINE, PULL
+from mpcbandit.protocols.hannun.reference import task
 
 STEPS, ARMS = 30, 6
 

@@ -4,7 +4,7 @@ from dp_helpers import config, pooled_linucb_arms
 from mpcbandit.bandits.jdp_linucb import JDP_STREAM, simulate_jdp
 from mpcbandit.dp.noise import seeded_source
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.jdp import NOISE_PURPOSE, PROTOCOL, params_of, summarize
+from mpcbandit.protocols.dp.jdp import NOISE_PURPOSE, PROTOCOL, params_of, summarize
 
 D, K, T = 4, 6, 80
 

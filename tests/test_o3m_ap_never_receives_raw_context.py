@@ -4,7 +4,7 @@ import numpy as np
 
 from mpcbandit.config import load_config
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.o3m import participant_stream
+from mpcbandit.protocols.o3m.protocol import participant_stream
 
 
 def test_ap_receives_only_masked_contexts_and_rewards():

@@ -32,7 +32,7 @@ def test_lambda_key_is_read():
 
 def test_criteo_iterations_beyond_log_name_the_key(tmp_path):
     from mpcbandit.data.criteo import default_path
-    from mpcbandit.protocols.o3m import plaintext_run
+    from mpcbandit.protocols.o3m.protocol import plaintext_run
     if not default_path().is_file():
         pytest.skip("shared Criteo sample absent")
     cfg = load_config("configs/o3m-criteo.toml", ["o3m.iterations=5000"])

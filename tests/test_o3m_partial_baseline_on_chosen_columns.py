@@ -7,7 +7,7 @@ import numpy as np
 
 from mpcbandit.config import load_config
 from mpcbandit.experiments.o3m import random_user_columns
-from mpcbandit.protocols.o3m import plaintext_run
+from mpcbandit.protocols.o3m.protocol import plaintext_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

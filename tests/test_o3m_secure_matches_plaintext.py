@@ -11,7 +11,7 @@ import pytest
 from mpcbandit.config import load_config
 from mpcbandit.protocols import get_protocol
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.o3m import plaintext_run
+from mpcbandit.protocols.o3m.protocol import plaintext_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "o3m-synthetic.toml"

@@ -85,7 +85,7 @@ def test_a_wrong_body_is_a_protocol_error_naming_the_sender(config, overrides, s
 def test_samba_comp_names_the_relay_of_a_score_that_is_not_finite(monkeypatch):
     """A data owner's score travels sealed to Comp, relayed by the Controller: Comp cannot name
     the data owner (the permutation hides it), so it names the relay and the position."""
-    from mpcbandit.protocols import samba_streams
+    from mpcbandit.protocols.samba import streams as samba_streams
     from tests.samba_support import samba_config
 
     monkeypatch.setattr(samba_streams, "masked", lambda alg, alpha, v: float("nan"))

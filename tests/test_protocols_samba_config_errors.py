@@ -6,7 +6,7 @@ import pytest
 
 from mpcbandit.errors import ConfigError
 from mpcbandit.config import load_config
-from mpcbandit.protocols.samba import plaintext, run_inproc_samba
+from mpcbandit.protocols.samba.protocol import plaintext, run_inproc_samba
 from tests.samba_support import SYNTHETIC, samba_config
 
 

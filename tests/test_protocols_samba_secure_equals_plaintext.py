@@ -11,7 +11,7 @@ import pytest
 
 from mpcbandit.bandits.mab import ALGORITHMS, Algorithm, register
 from mpcbandit.data import data_root
-from mpcbandit.protocols.samba import plaintext, run_inproc_samba
+from mpcbandit.protocols.samba.protocol import plaintext, run_inproc_samba
 from tests.samba_support import REPO, SYNTHETIC, samba_config
 
 SIX = ["epsilon-greedy", "epsilon-decreasing", "ucb", "thompson", "softmax", "pursuit"]

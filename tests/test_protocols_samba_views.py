@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from mpcbandit.errors import ProtocolError
-from mpcbandit.protocols.samba import BIT_CT, SCORE_CT, plaintext, run_inproc_samba
+from mpcbandit.protocols.samba.protocol import BIT_CT, SCORE_CT, plaintext, run_inproc_samba
 from tests.samba_support import Recorder, samba_config
 
 # chi-square critical values at p = 0.001, by degrees of freedom (no scipy)

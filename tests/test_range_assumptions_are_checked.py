@@ -12,8 +12,8 @@ from mpcbandit.mpc import compare
 from mpcbandit.mpc.fixed import FixedPointRangeError, encode
 from mpcbandit.mpc.local import run_engines
 from mpcbandit.data import hannun_data
-from mpcbandit.protocols import hannun
-from mpcbandit.protocols.hannun_stream import exploration
+from mpcbandit.protocols.hannun import protocol as hannun
+from mpcbandit.protocols.hannun.stream import exploration
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 L, ARMS = 20, 10

@@ -10,8 +10,8 @@ import os
 import numpy as np
 import pytest
 
-import mpcbandit.protocols.samba as samba
-import mpcbandit.protocols.samba_streams as streams
+import mpcbandit.protocols.samba.protocol as samba
+import mpcbandit.protocols.samba.streams as streams
 from mpcbandit.crypto.streams import KeyedStream
 from chi2util import chi2_critical, chi2_stat
 from tests.samba_support import samba_config

@@ -8,8 +8,8 @@ import os
 import numpy as np
 import pytest
 
-import mpcbandit.protocols.samba as samba
-import mpcbandit.protocols.samba_streams as streams
+import mpcbandit.protocols.samba.protocol as samba
+import mpcbandit.protocols.samba.streams as streams
 from mpcbandit.bandits.mab import play_standard, pull
 from mpcbandit.crypto.streams import KeyedStream
 from tests.samba_support import samba_config

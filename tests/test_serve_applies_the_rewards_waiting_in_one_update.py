@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from serve_service import PULLER, Apps, Service, records
 from serve_support import wait_for
 
-from mpcbandit.protocols.hannun_serve_puller import Puller
+from mpcbandit.protocols.hannun.serve_puller import Puller
 
 
 def _update_sizes(out) -> list[int]:

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mpcbandit.protocols.serve_leader import Leader
+from mpcbandit.serve.leader import Leader
 from serve_service import PULLER, Apps, Service, records
 from serve_support import wait_for
 

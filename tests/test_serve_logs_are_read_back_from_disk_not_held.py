@@ -6,7 +6,7 @@ log read back at start for as long as it ran."""
 
 import tracemalloc
 
-from mpcbandit.protocols.serve_loop import OpLog
+from mpcbandit.serve.loop import OpLog
 from mpcbandit.serve.wal import WriteAheadLog
 
 OPS = 4000

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from mpcbandit.errors import ProtocolError
-from mpcbandit.protocols.hannun_serve_puller import Puller
+from mpcbandit.protocols.hannun.serve_puller import Puller
 
 
 def _puller(busy: bool, every_s: float, round_s: float = 0.028):

@@ -1,4 +1,4 @@
-"""p' (hannun_serve_puller.Puller) logs its ops in op order: a decision batch's record once the
+"""p' (hannun.serve_puller.Puller) logs its ops in op order: a decision batch's record once the
 holders said which ids they have, the ops numbered after it once it is logged. Ids that come
 for an op not awaiting them (logged already, an update's, never numbered) break that order's
 bookkeeping: they are refused naming the op, nothing changed."""
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from mpcbandit.errors import ProtocolError
-from mpcbandit.protocols.hannun_serve_puller import Puller
-from mpcbandit.protocols.serve_loop import OpLog, durable
+from mpcbandit.protocols.hannun.serve_puller import Puller
+from mpcbandit.serve.loop import OpLog, durable
 from mpcbandit.serve.wal import read_records
 
 

@@ -16,8 +16,8 @@ from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import make_private_dir, write_private
-from mpcbandit.protocols import hannun_serve_replay
-from mpcbandit.protocols.hannun_serve_reference import ServeReference
+from mpcbandit.protocols.hannun import serve_replay as hannun_serve_replay
+from mpcbandit.protocols.hannun.serve_reference import ServeReference
 from mpcbandit.serve.wal import encode_record
 
 SETS = ["hannun.arms=4", "hannun.dims=6", "hannun.epsilon=0.0", 'hannun.exploration="seeded"']

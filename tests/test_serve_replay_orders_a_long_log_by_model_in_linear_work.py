@@ -1,4 +1,4 @@
-"""`serve-replay` (hannun_serve_replay.serve_log) puts each decision batch before the update it
+"""`serve-replay` (hannun.serve_replay.serve_log) puts each decision batch before the update it
 did not see (the model version its op record names), in work linear in the log: a log of 10^5
 ops, most batches out of op order, comes out in the order of the model each read, and ten
 times the log costs ten times the work (Python steps counted, not timed). Before, each late
@@ -12,8 +12,8 @@ from conftest import REPO
 
 from mpcbandit.config import load_config
 from mpcbandit.files import make_private_dir, write_private
-from mpcbandit.protocols import hannun_serve_replay
-from mpcbandit.protocols.hannun_serve_replay import serve_log
+from mpcbandit.protocols.hannun import serve_replay as hannun_serve_replay
+from mpcbandit.protocols.hannun.serve_replay import serve_log
 from mpcbandit.serve.wal import encode_record
 
 SETS = ["hannun.arms=4", "hannun.dims=6"]   # two feature holders of 3 features each

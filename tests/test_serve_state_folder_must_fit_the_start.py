@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO
 from mpcbandit.errors import DataError
 from mpcbandit.files import write_private
-from mpcbandit.protocols.serve_loop import OpLog
+from mpcbandit.serve.loop import OpLog
 from mpcbandit.serve.wal import encode_record
 
 

@@ -100,7 +100,7 @@ def test_a_real_run_keeps_every_peer_under_what_its_protocol_declares(path, over
 
 
 def test_o3m_passive_participants_stay_within_the_window_however_long_the_run():
-    from mpcbandit.protocols.o3m import WINDOW_ROUNDS
+    from mpcbandit.protocols.o3m.protocol import WINDOW_ROUNDS
     cfg = load_config("configs/o3m-synthetic.toml",
                       ["run.security=\"none\"", f"o3m.iterations={6 * WINDOW_ROUNDS}"])
     s = cfg.section

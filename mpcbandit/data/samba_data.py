@@ -21,7 +21,7 @@ from mpcbandit.data.folder import load_steps
 from mpcbandit.data.split import party_dir, write_table
 from mpcbandit.data.tables import Block, TableFile, present
 from mpcbandit.errors import ConfigError, DataError
-from mpcbandit.protocols.samba_streams import pull_stream
+from mpcbandit.protocols.samba.streams import pull_stream
 
 __all__ = ["arm_means", "owner", "split"]
 

@@ -24,14 +24,14 @@ import numpy as np
 from mpcbandit.experiments.common import Output, experiment_command, shipped_config, sized_option
 from mpcbandit.experiments.hannun import data_option, kind_of_data
 from mpcbandit.mpc import functions, truncated_product, truncation
-from mpcbandit.protocols import hannun, hannun_batch
+from mpcbandit.protocols.hannun import ops as hannun_batch, protocol as hannun
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
 
 __all__ = ["WrapLedger", "bench", "counting"]
 
 SWEEP = 60_000      # one pass over MNIST's training images
 BOUND = 1e-3        # expected wraps per sweep the defaults must stay below (issue: privacy, item 8)
-_SITE_FILES = ("mpc/functions.py", "mpc/symmetric.py", "protocols/hannun.py")
+_SITE_FILES = ("mpc/functions.py", "mpc/symmetric.py", "protocols/hannun/protocol.py")
 
 
 def _site() -> str:

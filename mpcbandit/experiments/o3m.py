@@ -23,7 +23,7 @@ from mpcbandit.experiments.common import (
     thinned,
 )
 from mpcbandit.protocols.inproc_runner import inproc_summary
-from mpcbandit.protocols.o3m import environment, plaintext_run
+from mpcbandit.protocols.o3m.protocol import environment, plaintext_run
 
 __all__ = ["figure_4", "figure_6", "lossless_curves", "partial_curves", "criteo_ctr",
            "random_user_columns"]

@@ -26,7 +26,7 @@ from mpcbandit.crypto.orthogonal_mask import block_offsets
 from mpcbandit.data import criteo
 from mpcbandit.experiments.common import Output, experiment_command, int_list, shipped_config
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.o3m import participant_stream
+from mpcbandit.protocols.o3m.protocol import participant_stream
 
 __all__ = ["bench", "criteo_config", "criteo_leakage", "criteo_recovery", "record_ap_view",
            "synthetic_leakage"]

@@ -31,7 +31,7 @@ from mpcbandit.experiments.common import (
 from mpcbandit.experiments.samba_relay import relay_ms_per_step
 from mpcbandit.launch import pick_base_port, run_local
 from mpcbandit.protocols.inproc_runner import inproc_summary
-from mpcbandit.protocols.samba import plaintext
+from mpcbandit.protocols.samba.protocol import plaintext
 
 __all__ = ["figure_8", "secure_point", "plaintext_point", "one_process_ms_per_step"]
 

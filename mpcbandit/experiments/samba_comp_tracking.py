@@ -15,7 +15,7 @@ import click
 
 from mpcbandit.bandits.mab import ALGORITHMS, make_algorithm
 from mpcbandit.experiments.common import Output, choice_list, experiment_command, shipped_config
-from mpcbandit.protocols.samba import run_inproc_samba
+from mpcbandit.protocols.samba.protocol import run_inproc_samba
 
 __all__ = ["bench", "infer_reward", "measure", "track"]
 

@@ -27,8 +27,8 @@ from mpcbandit.experiments.serve_service import BenchService, metric
 from mpcbandit.experiments.transport import timed_round
 from mpcbandit.net.netspec import NET_PRESETS
 from mpcbandit.protocols import with_steps
-from mpcbandit.protocols.hannun import ENV, holders
-from mpcbandit.protocols.hannun_serve_holder import PULLER, REWARD
+from mpcbandit.protocols.hannun.protocol import ENV, holders
+from mpcbandit.protocols.hannun.serve_holder import PULLER, REWARD
 from mpcbandit.serve.metrics import DECISION_STAGES
 
 __all__ = ["bench", "COLUMNS", "SEQUENCING_ROUNDS", "load_requests", "loopback_round_ms"]

@@ -11,7 +11,7 @@ the dealer's permutation, the one-hots opened to p' alone. 1 + 1 + 1 + (7 + ceil
 
 Rewards: W_a and b_a are kept exactly (W at 2L bits: o x x^T and o r x are exact products of
 integers o, r and L-bit x), and W_a^-1 is refreshed by scaled Newton–Schulz from the running
-inverse (``hannun_serve_reference.newton_schulz_schedule``): 3 + 4 K(R) rounds per batch of R,
+inverse (``serve_reference.newton_schulz_schedule``): 3 + 4 K(R) rounds per batch of R,
 K(1) = 4, K(16) = 6, K(256) = 8. docs/serve.md "How the batched update works".
 """
 
@@ -24,8 +24,8 @@ from mpcbandit.mpc import arith, compare, symmetric, truncation
 from mpcbandit.mpc.rounds import gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.truncated_product import mul_truncated
-from mpcbandit.protocols.hannun_serve_reference import SCALE_BITS, chunks, newton_schulz_schedule
-from mpcbandit.protocols.hannun_stream import ExplorationShares
+from mpcbandit.protocols.hannun.serve_reference import SCALE_BITS, chunks, newton_schulz_schedule
+from mpcbandit.protocols.hannun.stream import ExplorationShares
 
 __all__ = ["DECIDE", "UPDATE", "MAX_SERVE_BITS", "initial_state", "share_contexts",
            "score_prefix", "open_choice", "explorations", "decide", "opened_arms", "update",

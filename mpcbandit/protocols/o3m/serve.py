@@ -1,6 +1,6 @@
 """O3M (Cao et al. 2023) as a service (`mpcbandit serve`, docs/serve.md, "O3M"): the parties,
 what each one's API takes, and the active participant's serve loop, which orders every op
-(the passive participants' and the PMG's are in o3m_serve_follower.py).
+(the passive participants' and the PMG's are in serve_follower.py).
 
 The AP is the paper's participant 1: it recommends and it holds the users' feedback, so its
 application posts its own columns, asks for the decisions and posts the rewards; every
@@ -29,12 +29,12 @@ from mpcbandit.data import o3m_data
 from mpcbandit.data.folder import no_data
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.protocols import seeded_rng
-from mpcbandit.protocols.o3m import AP, PMG, PP, TS_PURPOSE, choose_arm, participant_name
-from mpcbandit.protocols.o3m_serve_follower import (AP0, MASKED, PMG0, context_store, masked,
+from mpcbandit.protocols.o3m.protocol import AP, PMG, PP, TS_PURPOSE, choose_arm, participant_name
+from mpcbandit.protocols.o3m.serve_follower import (AP0, MASKED, PMG0, context_store, masked,
                                                     own_mask, run_mask_generator, run_passive)
-from mpcbandit.protocols.o3m_serve_replay import replay_service
-from mpcbandit.protocols.serve_leader import Leader
-from mpcbandit.protocols.serve_loop import OPS, ServeContext, durable
+from mpcbandit.protocols.o3m.serve_replay import replay_service
+from mpcbandit.serve.leader import Leader
+from mpcbandit.serve.loop import OPS, ServeContext, durable
 from mpcbandit.serve.backend import Closed
 from mpcbandit.serve.service import ServiceRole
 

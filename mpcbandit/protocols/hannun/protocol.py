@@ -52,8 +52,8 @@ from mpcbandit.mpc.rounds import Op, gather
 from mpcbandit.mpc.shares import AShare
 from mpcbandit.mpc.truncated_product import mul_truncated
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol, read_folders
-from mpcbandit.protocols.hannun_batch import open_choice, score_prefix, share_contexts
-from mpcbandit.protocols.hannun_reference import (
+from mpcbandit.protocols.hannun.ops import open_choice, score_prefix, share_contexts
+from mpcbandit.protocols.hannun.reference import (
     headline,
     outcome_of,
     plaintext,
@@ -61,7 +61,7 @@ from mpcbandit.protocols.hannun_reference import (
     replay_run,
     task,
 )
-from mpcbandit.protocols.hannun_stream import BLOCK, ExplorationShares, push_exploration
+from mpcbandit.protocols.hannun.stream import BLOCK, ExplorationShares, push_exploration
 
 FEATURE, PULLER, REWARD, DEALER = "feature_holder", "arm_puller", "reward_holder", "dealer"
 ENV = "environment"
@@ -432,5 +432,5 @@ PROTOCOL = Protocol(name="hannun", paper='Hannun et al. 2019, privacy-preserving
                         "permutations derive from the public config seed, so p' knows which "
                         "steps are greedy (reproduction mode; 'secret' for deployment)"],
                     sends_ahead=sends_ahead, checkpoints=True,
-                    serve="mpcbandit.protocols.hannun_serve",
+                    serve="mpcbandit.protocols.hannun.serve",
                     steps=lambda s: ("iterations", 1), headline=headline)

@@ -38,7 +38,7 @@ from mpcbandit.data.folder import no_data
 from mpcbandit.data.samba_data import arm_means
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols import samba_streams as streams
+from mpcbandit.protocols.samba import streams
 
 DC, CONTROLLER, COMP, DO = "dc", "controller", "comp", "do"
 DC0, CONTROLLER0, COMP0 = f"{DC}.0", f"{CONTROLLER}.0", f"{COMP}.0"

@@ -23,11 +23,11 @@ from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.schedule import RoundScheduler
 from mpcbandit.mpc.shares import AShare
-from mpcbandit.protocols import hannun
-from mpcbandit.protocols.hannun_batch import (DECIDE, UPDATE, decide, initial_state,
+from mpcbandit.protocols.hannun import protocol as hannun
+from mpcbandit.protocols.hannun.ops import (DECIDE, UPDATE, decide, initial_state,
                                               share_contexts, update)
-from mpcbandit.protocols.hannun_stream import ServedExploration
-from mpcbandit.protocols.serve_loop import OPS, UP, Follower, ServeContext
+from mpcbandit.protocols.hannun.stream import ServedExploration
+from mpcbandit.serve.loop import OPS, UP, Follower, ServeContext
 
 __all__ = ["HAVE", "ContextStore", "expect_flags", "run_holder"]
 

@@ -1,8 +1,8 @@
 """Hannun's bandit served online, in float64: the replay of a serve log that the secure batches
-(``hannun_batch``) must equal arm for arm, and the public Newton–Schulz schedule both run.
+(``ops``) must equal arm for arm, and the public Newton–Schulz schedule both run.
 
 A log is a sequence of batches, applied in order: a decision batch takes the next B items of
-the dealer's exploration stream (the stream of ``hannun_reference.replay``, drawn from the same
+the dealer's exploration stream (the stream of ``reference.replay``, drawn from the same
 key) and picks B arms against the model as it stands; a reward batch of R rewards adds
 Σ o x xᵀ to W_a and Σ o r x to b_a (sums: their order within the batch does not matter) and then
 refreshes W_a⁻¹ by the scaled Newton–Schulz iteration of ``newton_schulz_schedule(R)``, started

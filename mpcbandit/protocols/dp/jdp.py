@@ -26,7 +26,7 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer, augmented_gram
 from mpcbandit.errors import ConfigError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import (
+from mpcbandit.protocols.dp.common import (
     DATA,
     expect_statistics,
     learning_phrase,

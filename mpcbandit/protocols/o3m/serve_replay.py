@@ -20,8 +20,8 @@ from mpcbandit.config import Config
 from mpcbandit.data import o3m_data
 from mpcbandit.errors import DataError
 from mpcbandit.protocols import seeded_rng
-from mpcbandit.protocols.hannun_serve_replay import party_records
-from mpcbandit.protocols.o3m import AP, TIE_TOL, TS_PURPOSE, participant_name
+from mpcbandit.protocols.hannun.serve_replay import party_records
+from mpcbandit.protocols.o3m.protocol import AP, TIE_TOL, TS_PURPOSE, participant_name
 
 __all__ = ["replay_service", "scores"]
 

@@ -13,7 +13,7 @@ from mpcbandit.config import Config
 from mpcbandit.data import BanditData
 from mpcbandit.data.hannun_data import folder_task, task
 from mpcbandit.errors import ReplayError
-from mpcbandit.protocols.hannun_stream import exploration
+from mpcbandit.protocols.hannun.stream import exploration
 
 __all__ = ["task", "outcome", "outcome_of", "headline", "replay", "replay_run", "plaintext"]
 

@@ -19,12 +19,12 @@ from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.mpc.schedule import EdgeOp
-from mpcbandit.protocols.hannun import holders
-from mpcbandit.protocols.hannun_batch import DECIDE, UPDATE, opened_arms, share_choices
-from mpcbandit.protocols.hannun_serve_holder import (DEALER as DEALER0, HAVE, REWARD as P2,
+from mpcbandit.protocols.hannun.protocol import holders
+from mpcbandit.protocols.hannun.ops import DECIDE, UPDATE, opened_arms, share_choices
+from mpcbandit.protocols.hannun.serve_holder import (DEALER as DEALER0, HAVE, REWARD as P2,
                                                      expect_flags)
-from mpcbandit.protocols.serve_leader import Leader
-from mpcbandit.protocols.serve_loop import OPS, POLL_S, UP, ServeContext, durable
+from mpcbandit.serve.leader import Leader
+from mpcbandit.serve.loop import OPS, POLL_S, UP, ServeContext, durable
 
 __all__ = ["Puller", "WAIT_S"]
 

@@ -41,7 +41,7 @@ from mpcbandit.dp.accounting import NOISES, PrivacyParams, privacy_params
 from mpcbandit.dp.privatizer import Privatizer
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.protocols import MESSAGE_OVERHEAD, PartyContext, Protocol
-from mpcbandit.protocols.dp_common import (
+from mpcbandit.protocols.dp.common import (
     DATA,
     expect_statistics,
     learning_phrase,
@@ -53,7 +53,7 @@ from mpcbandit.protocols.dp_common import (
     regret_series,
 )
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
-from mpcbandit.protocols.jdp import check_budget
+from mpcbandit.protocols.dp.jdp import check_budget
 
 AGENT, CONTROLLER = "agent", "controller"
 

@@ -1,5 +1,5 @@
 """`mpcbandit serve-replay DIR` for Hannun's service: every decision recomputed in float64
-(``hannun_serve_reference.replay_log``) from the parties' logs, compared with the arms p'
+(``serve_reference.replay_log``) from the parties' logs, compared with the arms p'
 served.
 
 It reads p''s op log (which ids each batch held, in order), each feature holder's context
@@ -21,8 +21,8 @@ from mpcbandit.config import Config
 from mpcbandit.data import hannun_data
 from mpcbandit.errors import DataError, MpcBanditError
 from mpcbandit.mpc.prg import Prg
-from mpcbandit.protocols.hannun import DEALER, PULLER, REWARD, holders
-from mpcbandit.protocols.hannun_serve_reference import ServeReference, replay_log
+from mpcbandit.protocols.hannun.protocol import DEALER, PULLER, REWARD, holders
+from mpcbandit.protocols.hannun.serve_reference import ServeReference, replay_log
 from mpcbandit.serve.wal import read_records
 
 __all__ = ["ScheduledReference", "key_schedule", "serve_log", "model_order", "near_tie",

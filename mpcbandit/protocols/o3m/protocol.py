@@ -318,7 +318,7 @@ PROTOCOL = Protocol(name="o3m", paper='Cao et al. 2023, O3M: orthogonal-mask ver
                     steps=lambda s: ("iterations", 1),
                     headline=headline,
                     prepare=lambda cfg, role: role != PMG and prepare_task(cfg),
-                    sources=sources, serve="mpcbandit.protocols.o3m_serve",
+                    sources=sources, serve="mpcbandit.protocols.o3m.serve",
                     split=lambda cfg, out, suffix: o3m_data.split(
                         cfg, out, suffix, [participant_name(p) for p in range(
                             cfg.section.participants)], f"{ENV}.0", [f"{PMG}.0"]))

@@ -22,9 +22,9 @@ from mpcbandit.bodies import expect_array, expect_field
 from mpcbandit.crypto.orthogonal_mask import column_blocks, haar_orthogonal
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.prg import Prg
-from mpcbandit.protocols.hannun_serve_holder import ContextStore
-from mpcbandit.protocols.o3m import AP, MASK, PMG, participant_name
-from mpcbandit.protocols.serve_loop import Follower, ServeContext
+from mpcbandit.protocols.hannun.serve_holder import ContextStore
+from mpcbandit.protocols.o3m.protocol import AP, MASK, PMG, participant_name
+from mpcbandit.serve.loop import Follower, ServeContext
 
 __all__ = ["HAS_MASK", "MASKED", "AP0", "PMG0", "own_mask", "context_store", "run_passive",
            "run_mask_generator"]

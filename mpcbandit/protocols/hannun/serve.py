@@ -1,6 +1,6 @@
 """Hannun et al.'s bandit as a service (`mpcbandit serve`, docs/serve.md): the parties, what
 each one's API takes, and the serve loops of p' (who orders every op), p'' and the dealer (the
-feature holders' is in hannun_serve_holder.py). The maths of a batch is hannun_batch.py's.
+feature holders' is in serve_holder.py). The maths of a batch is ops.py's.
 
 p' takes a batch of decision requests from its queue and asks the holders to prepare it
 (``prepare``: each waits, bounded by what is left of serve.decision_timeout_s, for its slices);
@@ -25,13 +25,13 @@ from mpcbandit.errors import DataError
 from mpcbandit.files import write_json
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
-from mpcbandit.protocols.hannun import DEALER, FEATURE, PULLER, REWARD, holders
-from mpcbandit.protocols.hannun_batch import UPDATE, share_rewards
-from mpcbandit.protocols.hannun_serve_holder import DEALER_LABEL, run_holder
-from mpcbandit.protocols.hannun_serve_puller import Puller
-from mpcbandit.protocols.hannun_serve_replay import replay_service
-from mpcbandit.protocols.hannun_stream import ExplorationPusher
-from mpcbandit.protocols.serve_loop import POLL_S, UP, Follower, ServeContext
+from mpcbandit.protocols.hannun.protocol import DEALER, FEATURE, PULLER, REWARD, holders
+from mpcbandit.protocols.hannun.ops import UPDATE, share_rewards
+from mpcbandit.protocols.hannun.serve_holder import DEALER_LABEL, run_holder
+from mpcbandit.protocols.hannun.serve_puller import Puller
+from mpcbandit.protocols.hannun.serve_replay import replay_service
+from mpcbandit.protocols.hannun.stream import ExplorationPusher
+from mpcbandit.serve.loop import POLL_S, UP, Follower, ServeContext
 from mpcbandit.serve.backend import Closed
 from mpcbandit.serve.service import ServiceRole
 

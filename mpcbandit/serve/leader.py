@@ -1,7 +1,7 @@
 """The leader of a service (docs/serve.md, "How the parties sequence a batch"), whatever the
 protocol: the party that numbers every op, logs it before its result is known, has every party
 checkpoint together, and runs the loop that takes decision batches from its queue and applies
-rewards after each. Hannun's p' (hannun_serve.py) and O3M's AP (o3m_serve.py) are leaders; a
+rewards after each. Hannun's p' (protocols/hannun/serve.py) and O3M's AP (protocols/o3m/serve.py) are leaders; a
 protocol gives ``prepare`` (a decision batch), ``decide`` / ``update`` / ``drop`` (an op, live
 or replayed at a resume) and ``state`` (its checkpoint).
 """
@@ -13,7 +13,7 @@ import logging
 import time
 
 from mpcbandit.errors import DataError, ProtocolError
-from mpcbandit.protocols.serve_loop import (OPS, POLL_S, UP, OpLog, ServeContext, agree_resume,
+from mpcbandit.serve.loop import (OPS, POLL_S, UP, OpLog, ServeContext, agree_resume,
                                             tick_s)
 
 __all__ = ["Leader"]
