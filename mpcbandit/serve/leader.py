@@ -171,7 +171,8 @@ class Leader:
             self._ready_since = now
         if not self.gathering or len(self.ready) >= self.serve.max_update:
             return 0.0
-        return max(0.0, self._ready_since + self.serve.update_ms / 1e3 - now)
+        # the elapsed time first: since + window - now rounds past the window at a large clock
+        return max(0.0, self.serve.update_ms / 1e3 - (now - self._ready_since))
 
     def queue_wait(self) -> float:
         """How long the loop may wait on its decision queue: not at all with closings to
