@@ -43,6 +43,22 @@ def test_a_record_damaged_before_the_last_is_refused_naming_file_and_line(tmp_pa
     assert str(path) in str(e.value) and "line 2" in str(e.value)
 
 
+@pytest.mark.parametrize("flip", [b"1.0", b"r2"])
+def test_a_whole_last_record_that_is_damaged_is_refused_not_dropped_as_torn(tmp_path, flip):
+    # a bit flipped in the last record, written whole (it may have been acknowledged): not a
+    # crash mid-write, which leaves no newline
+    path = tmp_path / "party.wal"
+    lines = [encode_record({"kind": "reward", "id": f"r{i}", "reward": 1.0}) for i in range(3)]
+    lines[2] = lines[2].replace(flip, bytes([flip[0] ^ 0x04]) + flip[1:])
+    path.write_bytes(b"".join(lines))
+    path.chmod(0o600)
+    with pytest.raises(DataError) as e:
+        WriteAheadLog(path)
+    assert str(path) in str(e.value) and "line 3" in str(e.value)
+    assert "written whole" in str(e.value)
+    assert path.read_bytes() == b"".join(lines)  # nothing cut off
+
+
 def test_the_log_is_private(tmp_path):
     tmp_path.chmod(0o755)  # a folder mpcbandit did not make: its mode is left alone
     path = tmp_path / "new" / "party.wal"

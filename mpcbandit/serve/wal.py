@@ -8,9 +8,10 @@ once, so many concurrent requests share one fsync. A record's callback (``then``
 its fsync, in log order, before its future resolves: what the shell hands to the backend is
 therefore in the log, in the log's order.
 
-On open the log is read back: a damaged LAST record (a crash while writing it; it was never
-acknowledged, since acknowledging waits for its fsync) is dropped and cut off; a damaged
-record anywhere else means acknowledged data is damaged, and is refused naming file and line.
+On open the log is read back. A write cut short by a crash leaves a last line without its
+newline: that record was never acknowledged (acknowledging waits for its fsync), so it is
+dropped and cut off. A whole line (newline and all) whose CRC or JSON is wrong was written
+whole, so it may have been acknowledged: it is refused naming file and line, wherever it is.
 What was read back is walked again from the file whenever a reader asks (``records``): it is
 never held in memory whole.
 """
@@ -61,19 +62,21 @@ def _decode_line(line: bytes) -> dict | None:
 
 def _walk(path: Path, end: int | None = None) -> Iterator[tuple[dict | None, int]]:
     """Each whole record of the log (through byte end, if given) with the bytes through it;
-    a torn last record is (None, the bytes before it), a damaged one before the last a
-    DataError naming the file and the line."""
+    a torn last record (no newline: its write was cut short) is (None, the bytes before it),
+    any other damaged record a DataError naming the file and the line."""
     good = 0
     with open(path, "rb") as f:
         lines = iter(f)
         for number, line in enumerate(lines, 1):
             record = _decode_line(line)
             if record is None:
-                if next(lines, None) is not None:
-                    raise DataError(f"{path}: record at line {number} is damaged and is not "
-                                    "the last: acknowledged records may be lost; refusing to "
-                                    "continue from this log (keep a copy; the records "
-                                    "before that line are intact)")
+                last = next(lines, None) is None
+                if not last or line.endswith(b"\n"):
+                    where = "is not the last" if not last else "was written whole"
+                    raise DataError(f"{path}: record at line {number} is damaged and {where} "
+                                    "(its checksum or JSON is wrong): acknowledged records "
+                                    "may be lost; refusing to continue from this log (keep "
+                                    "a copy; the records before that line are intact)")
                 yield None, good
                 return
             good += len(line)
