@@ -17,6 +17,7 @@ from mpcbandit.identity import identity_fields
 from mpcbandit.protocols import get_protocol
 from mpcbandit.serve.loop import PartyBackend, ServeContext, ServeState
 from mpcbandit.serve.server import run_service
+from mpcbandit.serve.wal import WriteAheadLog
 from parties import (check_peers, check_security_mode, open_channel, open_link, party_curve,
                      party_greeting, read_greetings)
 
@@ -35,8 +36,10 @@ def serve_parties(cfg: Config) -> list[str]:
     return [f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)]
 
 
-def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool) -> str:
-    """The service's run id, from --run-id (a new service) or the folder (--resume)."""
+def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool,
+                 request_log: Path) -> str:
+    """The service's run id, from --run-id (a new service) or the folder (--resume). A new
+    service's request log is made before its record, so a resume can tell a log lost."""
     record = folder / STATE_FILE
     if not resume:
         if record.exists():
@@ -46,6 +49,7 @@ def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool) -> s
             raise MpcBanditError("a new service needs --run-id ID: one new id for the whole "
                                  "service, the same at every party (checkpoints are bound to "
                                  "it)")
+        WriteAheadLog(request_log).close()
         write_json(record, {"party": name, "run_id": run_id})
         return run_id
     try:
@@ -60,6 +64,11 @@ def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool) -> s
         raise MpcBanditError(f"{folder} is the state of {party}, not of {name}")
     if run_id and run_id != kept:
         raise MpcBanditError(f"--run-id {run_id} differs from the service's {kept} ({record})")
+    if not request_log.exists():
+        raise MpcBanditError(f"{request_log} is missing: {folder} holds a service ({record}) "
+                             "but not its request log, so every request this party "
+                             "acknowledged would be lost; restore the file from a copy, or "
+                             "start a new service in another folder")
     return kept
 
 
@@ -77,7 +86,7 @@ def run_serve_party(cfg: Config, role: str, index: int, *, state_dir: Path, sess
                                             f"{', '.join(names)})")
     state_dir = Path(state_dir)
     with RunLock(state_dir):
-        run_id = _claim_state(state_dir, name, run_id, resume)
+        run_id = _claim_state(state_dir, name, run_id, resume, ServeState.wal_path_in(state_dir))
         peers = served["peers"](cfg.section, role, index)
         curve = party_curve(cfg, name, peers)
         source = served["source"](cfg, role, index, data_dir)

@@ -1,7 +1,8 @@
 """A party's state folder decides whether it starts a service or resumes one: a new service
 needs --run-id and a folder that holds none; --resume needs the party's own folder (and takes
 its run id from it); each refusal names the folder and what to do. The leader's op log with a
-record out of place is refused naming the file."""
+record out of place, or holding fewer ops than the parties' checkpoints (cut short), is refused
+naming the file; so is a resume whose request log is gone."""
 
 import json
 import os
@@ -13,7 +14,9 @@ import pytest
 from conftest import REPO
 from mpcbandit.errors import DataError
 from mpcbandit.files import write_private
-from mpcbandit.serve.loop import OpLog
+from types import SimpleNamespace
+
+from mpcbandit.serve.loop import OpLog, agree_resume
 from mpcbandit.serve.wal import encode_record
 
 
@@ -91,3 +94,43 @@ def test_start_or_resume_starts_a_service_only_with_a_run_id(tmp_path):
 def test_start_or_resume_is_not_given_with_resume(tmp_path):
     assert "--resume or --start-or-resume" in _serve(tmp_path, "--state", str(tmp_path / "s"),
                                                      "--start-or-resume", "--resume")
+
+
+def test_a_resume_whose_request_log_is_gone_is_refused_naming_it(tmp_path):
+    write_private(tmp_path / "s" / "run.json", json.dumps({"party": "feature_holder.0",
+                                                           "run_id": "abc"}))
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--resume")
+    assert f"{tmp_path / 's' / 'requests.wal'} is missing" in err
+
+
+class _Followers:
+    """The followers' first words at a resume: the checkpoints each holds."""
+
+    def __init__(self, saved: dict[str, list[int]]):
+        self.saved, self.sent = dict(saved), []
+
+    def receive_any(self, label, peers):
+        peer = peers[0]
+        return peer, {"sync": self.saved.pop(peer)}
+
+    def send(self, label, peer, body):
+        self.sent.append((peer, body))
+
+
+def _leader_ctx(tmp_path, mine: list[int], theirs: dict[str, list[int]]):
+    state = SimpleNamespace(saved=lambda: list(mine), oplog_path=tmp_path / "ops.wal")
+    return SimpleNamespace(name="arm_puller.0", state=state, chan=_Followers(theirs))
+
+
+def test_an_op_log_cut_behind_the_checkpoints_is_refused_not_resumed_from_op_0(tmp_path):
+    ctx = _leader_ctx(tmp_path, [56, 61], {"dealer.0": [56, 61], "feature_holder.0": [61]})
+    with pytest.raises(DataError) as e:
+        agree_resume(ctx, ["dealer.0", "feature_holder.0"], logged=29)
+    assert "ops.wal holds 29 ops" in str(e.value) and "arm_puller.0 at op 61" in str(e.value)
+    assert ctx.chan.sent == []  # no follower was told to resume anywhere
+
+
+def test_a_whole_op_log_resumes_from_the_last_common_checkpoint(tmp_path):
+    ctx = _leader_ctx(tmp_path, [56, 61], {"dealer.0": [56, 61], "feature_holder.0": [56]})
+    assert agree_resume(ctx, ["dealer.0", "feature_holder.0"], logged=63) == 56
+    assert {peer for peer, _ in ctx.chan.sent} == {"dealer.0", "feature_holder.0"}

@@ -68,10 +68,15 @@ class ServeState:
         self.folder = Path(folder)
         self.store = CheckpointStore(self.folder / "checkpoints", party, identity, run_id)
 
+    @staticmethod
+    def wal_path_in(folder: Path) -> Path:
+        """The request log of the state folder `folder`."""
+        return Path(folder) / "requests.wal"
+
     @property
     def wal_path(self) -> Path:
         """The shell's write-ahead log of this party's requests."""
-        return self.folder / "requests.wal"
+        return self.wal_path_in(self.folder)
 
     @property
     def oplog_path(self) -> Path:
@@ -312,6 +317,12 @@ def agree_resume(ctx: ServeContext, followers: list[str], logged: int) -> int:
         if not all(isinstance(n, int) for n in saved):
             raise ProtocolError(peer, UP, f"checkpoints {saved!r:.80} are not op numbers")
         sets[peer] = set(saved)
+    ahead = {p: max(s) for p, s in sets.items() if s and max(s) > logged}
+    if ahead:  # the op log lost ops the model has: resuming from op 0 would rewind it
+        raise DataError(f"{ctx.state.oplog_path} holds {logged} ops, but checkpoints run "
+                        f"further ({', '.join(f'{p} at op {n}' for p, n in ahead.items())}): "
+                        "the op log was cut or replaced; restore it from a copy (refusing to "
+                        "resume behind the checkpoints)")
     common = set.intersection(*(s | {0} for s in sets.values()))
     start = max(n for n in common if n <= logged)
     for f in followers:
