@@ -1,9 +1,14 @@
 """A party's API on loopback answers this machine; bound anywhere else it needs a bearer
-token read from a 0600 file, or it refuses to start naming the option; tokens are compared
-in constant time."""
+token read from a 0600 file (in folders no one else may write, not a FIFO), or it refuses to
+start naming the option; tokens are compared in constant time, and a header that is not ASCII
+is a 401 like any wrong token, counted, never a 500."""
 
 import asyncio
 import hmac
+import http.client
+import os
+import threading
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -87,3 +92,61 @@ def test_the_token_is_compared_in_constant_time(monkeypatch):
     assert bearer_matches(f"Bearer {TOKEN}", TOKEN)
     assert not bearer_matches("Bearer nope", TOKEN)
     assert compared == [(TOKEN.encode(), TOKEN.encode()), (b"nope", TOKEN.encode())]
+
+
+def test_a_token_file_in_a_folder_others_may_write_is_refused(tmp_path):
+    folder = tmp_path / "open"
+    folder.mkdir()
+    path = token_file(folder)
+    folder.chmod(0o777)  # anyone could swap the file for their own token
+    with pytest.raises(SecurityError) as e:
+        api_token(serve_section(bind="0.0.0.0", token_file=str(path)))
+    assert "writable by group or others" in str(e.value) and str(folder) in str(e.value)
+
+
+def test_a_token_file_that_is_a_fifo_is_refused_at_once(tmp_path):
+    path = tmp_path / "api.token"
+    os.mkfifo(path, 0o600)
+    raised = []
+
+    def read():
+        try:
+            api_token(serve_section(bind="0.0.0.0", token_file=str(path)))
+        except SecurityError as e:
+            raised.append(e)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # opening it waits for a writer: let the thread go
+        with open(path, "w"):
+            pass
+        pytest.fail("api_token waited on a FIFO")
+    assert raised and "not a regular file" in str(raised[0])
+
+
+def _raw_call(url: str, authorization: bytes) -> int:
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        conn.putrequest("GET", "/v1/health")
+        conn.putheader("Authorization", authorization)
+        conn.endheaders()
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_a_header_that_is_not_ascii_is_a_counted_401_not_a_500(tmp_path, caplog):
+    serve = serve_section(token_file=str(token_file(tmp_path)))
+    live = LiveService(tmp_path / "p.wal", serve=serve)
+    try:
+        for value in (b"Bearer \xff\xfe" + TOKEN.encode(), "Bearer ключ".encode(),
+                      b"\xc3\xa9 " + TOKEN.encode()):
+            assert _raw_call(live.url, value) == 401
+        metrics = live.call("GET", "/metrics", token=TOKEN)[1]
+    finally:
+        live.close()
+    text = metrics if isinstance(metrics, str) else str(metrics)
+    assert 'route="/v1/health",status="401"} 3.0' in text
+    assert "Traceback" not in caplog.text and "Error handling request" not in caplog.text

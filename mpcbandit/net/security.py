@@ -28,7 +28,8 @@ from mpcbandit.files import make_private_dir, write_json, write_private
 
 __all__ = ["Keypair", "Roster", "CurveSetup", "write_keys", "write_party_key", "card_path",
            "roster_from_cards", "write_roster", "load_curve", "SecurityError", "curve_key",
-           "PartyAuthenticator", "check_refuses_unknown_keys", "is_loopback"]
+           "PartyAuthenticator", "check_refuses_unknown_keys", "is_loopback",
+           "refuse_unsafe_path"]
 
 ROSTER = "roster.json"
 
@@ -179,18 +180,20 @@ def _read_json(path: Path, what: str):
         raise SecurityError(f"{what} {path} is not readable JSON ({type(e).__name__}: {e})") from None
 
 
-def _refuse_unsafe_path(path: Path, what: str, folder: bool = False) -> None:
+def refuse_unsafe_path(path: Path, what: str, folder: bool = False,
+                       key: str = "run.keys_dir") -> None:
     """OpenSSH's StrictModes check (safe_path) of path's real location, a sticky /tmp allowed
     above: path and every folder above it, up to this user's home or /, belong to this user or
     root; path and the folder holding a file are writable by no one else, and a higher folder
-    only if sticky (no one else may rename what it holds). docs/faults.md says why."""
-    # the keys folder is the setting's own: what is wrong with it names run.keys_dir
-    fail = (lambda why: ConfigError("run.keys_dir", why)) if folder else SecurityError
+    only if sticky (no one else may rename what it holds). docs/faults.md says why. key is the
+    config key that names path (said when it is missing, or is a folder that fails)."""
+    # the keys folder is the setting's own: what is wrong with it names its key
+    fail = (lambda why: ConfigError(key, why)) if folder else SecurityError
     try:
         real = Path(os.path.realpath(path, strict=True))
         st = real.stat()
     except FileNotFoundError:
-        raise ConfigError("run.keys_dir", f"{what} {path} does not exist") from None
+        raise ConfigError(key, f"{what} {path} does not exist") from None
     except OSError as e:  # a component that is a file, permission denied, a name too long
         raise fail(f"{what} {path}: cannot read it ({type(e).__name__}: {e})") from None
     shown = f"{what} {path}" + (f" (really {real})" if real != Path(path).absolute() else "")
@@ -226,18 +229,18 @@ def load_curve(keys_dir: str, me: str, peers: list[str]) -> CurveSetup:
                           "(make one with `mpcbandit keys CONFIG --out DIR`), "
                           "or set run.security = 'none' for a local test")
     base = Path(keys_dir)
-    _refuse_unsafe_path(base, "keys folder", folder=True)
+    refuse_unsafe_path(base, "keys folder", folder=True)
     path = _secret_path(base, me)
     if not path.exists():
         raise ConfigError("run.keys_dir", f"no secret key for {me}: {path} does not exist")
-    _refuse_unsafe_path(path, "secret key file")
+    refuse_unsafe_path(path, "secret key file")
     mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise SecurityError(f"secret key file {path} is readable by group or others "
                             f"(mode {stat.S_IMODE(mode):04o}); fix with: chmod 600 {path}")
     if not (base / ROSTER).exists():
         raise ConfigError("run.keys_dir", f"no roster: {base / ROSTER} does not exist")
-    _refuse_unsafe_path(base / ROSTER, "roster")
+    refuse_unsafe_path(base / ROSTER, "roster")
     data = _read_json(path, "secret key file")
     entries = _read_json(base / ROSTER, "roster")
     try:

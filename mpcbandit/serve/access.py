@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mpcbandit.config import ServeSection
 from mpcbandit.errors import ConfigError
-from mpcbandit.net.security import SecurityError, is_loopback
+from mpcbandit.net.security import SecurityError, is_loopback, refuse_unsafe_path
 
 __all__ = ["api_token", "bearer_matches", "MIN_TOKEN_CHARS"]
 
@@ -22,7 +22,8 @@ def api_token(serve: ServeSection) -> str | None:
     """The token every request must carry (None: loopback without a token file).
 
     Binding beyond loopback without serve.token_file is refused, naming the option; the file
-    must be a regular file of this user's (or root's) that no one else may read or write.
+    must be a regular file of this user's (or root's) that no one else may read or write, in
+    folders no one else may write (checked as the secret keys are).
     """
     if not serve.token_file:
         if is_loopback(f"tcp://{serve.bind}:0"):
@@ -34,12 +35,13 @@ def api_token(serve: ServeSection) -> str | None:
                           "or bind 127.0.0.1")
     path = Path(serve.token_file)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (a regular file ignores it)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
         raise ConfigError("serve.token_file", f"cannot open {path}: {e.strerror or e}") from None
     try:
         st = os.fstat(fd)
-        raw = os.read(fd, 4096)
+        raw = os.read(fd, 4096) if stat.S_ISREG(st.st_mode) else b""
     finally:
         os.close(fd)
     mode = stat.S_IMODE(st.st_mode)
@@ -51,6 +53,7 @@ def api_token(serve: ServeSection) -> str | None:
     if mode & 0o077:
         raise SecurityError(f"token file {path} is open to group or others (mode {mode:04o}): "
                             f"anyone who reads it may call the API; fix with: chmod 600 {path}")
+    refuse_unsafe_path(path, "token file", key="serve.token_file")
     try:
         token = raw.decode("ascii").strip()
     except UnicodeDecodeError:
@@ -64,6 +67,8 @@ def api_token(serve: ServeSection) -> str | None:
 def bearer_matches(header: str | None, token: str) -> bool:
     """Whether an Authorization header carries exactly this bearer token (constant time)."""
     scheme, _, given = (header or "").partition(" ")
+    if not given.isascii():  # a token is ASCII: anything else is a wrong one, never a 500
+        return False
     # compare_digest's time depends only on the lengths, never on where the bytes differ
     return (scheme.lower() == "bearer"
             and hmac.compare_digest(given.strip().encode(), token.encode()))
