@@ -38,7 +38,7 @@ def test_bench_serve_writes_every_case_beside_its_floor(tmp_path):
         assert all(math.isfinite(v) for v in numbers.values()), r
         assert numbers["agreement"] == 1.0 and numbers["failed"] == 0
         assert numbers["requests"] == 60 and numbers["decisions_per_s"] > 0
-        # A = 10: 15 rounds a batch (docs/serve.md) and the 2 of its sequencing
+        # A = 10: 15 rounds a batch (docs/serve-internals.md) and the 2 of its sequencing
         assert numbers["decision_rounds"] == 17
         assert 0 < numbers["floor_ms"] < numbers["p50_ms"] <= numbers["p95_ms"] <= numbers[
             "p99_ms"]

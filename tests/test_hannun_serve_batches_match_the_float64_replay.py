@@ -39,7 +39,8 @@ def test_batched_decisions_with_late_shuffled_and_missing_rewards_pick_the_repla
     ref = ServeReference(arms, dims, 0.1, 20, KEY)
     log, want = random_log(rng, ref, decisions, max_batch=16)
     _log_has_every_kind_of_feedback(log)
-    # no fixed-point near-tie decides the outcome: the scores' errors measured ~1e-5 (docs/serve.md)
+    # no fixed-point near-tie decides the outcome: the scores' errors measured ~1e-5
+    # (docs/serve-internals.md)
     assert min(ref.gaps) >= 2.0 ** -14
     out = run_serve_log(log, section(log, arms=arms, dims=dims, feature_holders=holders), KEY)
     assert out[PULLER] == want

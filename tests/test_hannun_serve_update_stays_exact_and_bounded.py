@@ -1,6 +1,6 @@
 """The batched reward update of Hannun's served bandit keeps W_a and b_a exactly (bit for bit the
 sums of the encoded contexts' products) and W_a^-1 within its stated bound of the true inverse
-after every batch of a long log, the bound not growing with the log (docs/serve.md)."""
+after every batch of a long log, the bound not growing with the log (docs/serve-internals.md)."""
 
 import numpy as np
 from hannun_serve_inproc import PULLER, random_log, run_serve_log, section

@@ -2,7 +2,7 @@
 do: the backend when its batch's first request came or its batch is full (not at every
 request within the window), the log's commit thread when a new group starts (not for every
 record queued behind a running fsync). A wake-up per request cost the service a thread switch
-and the GIL per request (`mpcbandit bench serve`, docs/serve.md "Benchmark")."""
+and the GIL per request (`mpcbandit bench serve`, docs/measurements/serve-cpu.md)."""
 
 from mpcbandit.serve import wal as wal_module
 from mpcbandit.serve.batching import BatchQueue

@@ -46,7 +46,7 @@ STAGE_COLUMNS = ["net", "offered_rate", "max_batch", "mean_ms", "slices_ms", "ht
                  "batch_ms"]
 LONG_COLUMNS = ["requests", "rss_mb", "rss_mb_by_party", "agreement", "load_1min"]
 #: p′ asks the holders to prepare a batch, and each tells the others (and p′) which slices it
-#: has: two one-way delays before a batch's own rounds start (docs/serve.md)
+#: has: two one-way delays before a batch's own rounds start (docs/serve-internals.md)
 SEQUENCING_ROUNDS = 2
 #: the payload of the round that times loopback's one-way delay (a small message of a batch)
 ROUND_BYTES = 64

@@ -1,4 +1,4 @@
-"""The party's HTTP server (aiohttp: docs/serve.md, "The HTTP server", says why): routes, the
+"""The party's HTTP server (aiohttp: docs/measurements/serve-http-servers.md says why): routes, the
 bearer token, body limits, and the process's life from listening to a drained SIGTERM."""
 
 from __future__ import annotations

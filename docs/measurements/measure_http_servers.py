@@ -13,8 +13,8 @@ seconds per request. Loopback only; every loop is bounded in time. ``shell`` is 
 own serve shell on the chosen server (checks, the log's fsync, the batching window), with a
 backend that decides at once: what the shell costs before any MPC.
 
-    python scripts/measure_http_servers.py                 # every server found, 3 x 4 s a cell
-    python scripts/measure_http_servers.py --seconds 2 --servers stdlib aiohttp
+    python docs/measurements/measure_http_servers.py      # every server found, 3 x 4 s a cell
+    python docs/measurements/measure_http_servers.py --seconds 2 --servers stdlib aiohttp
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def serve_shell(port: int, shape: str) -> None:
     import tempfile
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's root
     from mpcbandit.config import ServeSection
     from mpcbandit.serve.server import run_service
     from mpcbandit.serve.service import ServiceRole
