@@ -120,6 +120,18 @@ class ServeSection:
     token_file: str = spec("", local=True,
                            doc="file (mode 0600) holding the bearer token every request must "
                                "carry; required when bind is not a loopback address")
+    max_connections: int = spec(1024, min=1, max=2**20, local=True,
+                                doc="HTTP connections open at once at most; one more is answered "
+                                    "503 and closed (lowered, with a warning, to what the open-"
+                                    "file limit allows)")
+    read_timeout_s: float = spec(10.0, min=0.01, max=3600.0, local=True,
+                                 doc="a request's head must arrive within this long of its first "
+                                     "byte (of the connection's opening, for the first), and its "
+                                     "body within this long of its head; else the connection is "
+                                     "closed (a body: 408)")
+    idle_timeout_s: float = spec(60.0, min=0.01, max=86400.0, local=True,
+                                 doc="a keep-alive connection with no request for this long is "
+                                     "closed")
     batch_ms: float = spec(5.0, min=0.0, max=60000.0,
                            doc="requests arriving within this long of the first waiting one "
                                "go to the backend together as one batch")

@@ -64,6 +64,13 @@ class ServeMetrics:
                                "backend)", ["op"], registry=r)
         self.queue_depth = Gauge("mpcbandit_queue_depth", "requests waiting for a batch, by "
                                  "kind", ["kind"], registry=r)
+        self.connections_open = Gauge("mpcbandit_connections_open", "HTTP connections open to "
+                                      "this party's API", registry=r)
+        self.connections_closed = Counter("mpcbandit_connections_closed", "HTTP connections the "
+                                          "party closed: beyond serve.max_connections (limit), "
+                                          "a request's head not within serve.read_timeout_s "
+                                          "(read_timeout), silent for serve.idle_timeout_s (idle)",
+                                          ["reason"], registry=r)
         self.wal_fsyncs = Gauge("mpcbandit_wal_fsyncs", "fsyncs of the write-ahead log (each "
                                 "covers a group of records)", registry=r)
         self.wal_records = Gauge("mpcbandit_wal_records", "records appended to the write-ahead "

@@ -16,7 +16,9 @@ from aiohttp import web
 from mpcbandit.config import ServeSection
 from mpcbandit.files import OutputError
 from mpcbandit.serve import DRAIN_MARGIN_S
+from mpcbandit.net.zmq_link import raise_file_limit
 from mpcbandit.serve.access import api_token, bearer_matches
+from mpcbandit.serve.connections import FILE_RESERVE, Guard, GuardedSite, OncePerKind
 from mpcbandit.serve.backend import Backend
 from mpcbandit.serve.metrics import CONTENT_TYPE_LATEST
 from mpcbandit.serve.requests import max_body_bytes
@@ -52,15 +54,28 @@ async def _read_body(request: web.Request, limit: int) -> bytes | Reply:
         chunks.append(chunk)
 
 
-def make_app(service: Service, token: str | None) -> web.Application:
+def make_app(service: Service, token: str | None, guard: Guard) -> web.Application:
     """The aiohttp application of one party's API."""
     limit = max_body_bytes(service.role.features)
+    read_timeout_s = service.serve.read_timeout_s
     posts = {"/v1/contexts": service.post_context, "/v1/decisions": service.post_decision,
              "/v1/rewards": service.post_reward}
 
     @web.middleware
     async def count_and_guard(request: web.Request, handler):
         route = request.path if request.path in ROUTES else "other"
+        conn = guard.handling(request.transport)
+        if conn is not None:
+            conn.started()
+        try:
+            response = await answer(request, handler)
+        finally:
+            if conn is not None:
+                conn.finished()
+        service.metrics.requests.labels(route, str(response.status)).inc()
+        return response
+
+    async def answer(request: web.Request, handler) -> web.StreamResponse:
         if token is not None and not bearer_matches(request.headers.get("Authorization"), token):
             response = _json(Reply(401, {"error": "missing or wrong bearer token (header "
                                                   "'Authorization: Bearer TOKEN')"},
@@ -71,11 +86,15 @@ def make_app(service: Service, token: str | None) -> web.Application:
             except web.HTTPException as e:  # unknown route or method: JSON like the rest
                 response = _json(Reply(e.status, {"error": f"{e.reason}: {request.method} "
                                                            f"{request.path}"}))
-        service.metrics.requests.labels(route, str(response.status)).inc()
         return response
 
     async def post(request: web.Request) -> web.Response:
-        raw = await _read_body(request, limit)
+        try:
+            raw = await asyncio.wait_for(_read_body(request, limit), read_timeout_s)
+        except asyncio.TimeoutError:
+            return _json(Reply(408, {"error": "field 'body': did not arrive within "
+                                              f"serve.read_timeout_s = {read_timeout_s:g} s",
+                                     "field": "body"}, {"Connection": "close"}))
         if isinstance(raw, Reply):
             return _json(raw)
         return _json(await posts[request.path](raw))
@@ -103,6 +122,7 @@ class RunningService:
     service: Service
     url: str
     runner: web.AppRunner
+    sweeper: asyncio.Task | None = None
 
 
 async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend,
@@ -110,10 +130,18 @@ async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend
     """Read the log back, listen, start the backend; return once requests are answered."""
     token = api_token(serve)  # refuses an open bind without a token before anything listens
     service = Service(serve, role, backend, wal_path)
-    runner = web.AppRunner(make_app(service, token), handle_signals=False, access_log=None)
+    report = OncePerKind(log)
+    asyncio.get_running_loop().set_exception_handler(report.loop_handler)
+    guard = Guard(_connection_limit(serve), serve.read_timeout_s, serve.idle_timeout_s,
+                  lambda reason: service.metrics.connections_closed.labels(reason).inc(), report)
+    service.metrics.connections_open.set_function(lambda: len(guard.open))
+    # the guard closes idle connections itself (counted); aiohttp's own keep-alive limit is
+    # only a backstop behind it
+    runner = web.AppRunner(make_app(service, token, guard), handle_signals=False,
+                           access_log=None, keepalive_timeout=serve.idle_timeout_s + 60)
     await runner.setup()
     try:
-        await web.TCPSite(runner, serve.bind, serve.port, backlog=1024).start()
+        await GuardedSite(runner, serve.bind, serve.port, guard, backlog=1024).start()
     except OSError as e:
         await runner.cleanup()
         service.wal.close()
@@ -125,7 +153,20 @@ async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend
     log.info("%s: API at %s (%s), %d record(s) read back from %s", role.party, url,
              "bearer token required" if token else "loopback, no token",
              len(service.records), service.wal.path)
-    return RunningService(service, url, runner)
+    return RunningService(service, url, runner, asyncio.create_task(guard.sweeping()))
+
+
+def _connection_limit(serve: ServeSection) -> int:
+    """serve.max_connections, lowered (with a warning) to what the open-file limit leaves
+    beyond FILE_RESERVE: past it, accepting a connection would fail for want of a file."""
+    files = raise_file_limit()
+    fits = max(1, files - FILE_RESERVE)
+    if serve.max_connections > fits:
+        log.warning("serve.max_connections = %d lowered to %d: this process may open %d files "
+                    "(ulimit -n) and keeps %d for its logs and peers", serve.max_connections,
+                    fits, files, FILE_RESERVE)
+        return fits
+    return serve.max_connections
 
 
 async def drain_and_stop(running: RunningService, deadline_s: float) -> None:
@@ -134,6 +175,8 @@ async def drain_and_stop(running: RunningService, deadline_s: float) -> None:
     log.info("%s: stopping: new requests get 503; finishing open batches (at most %g s)",
              party, deadline_s)
     await running.service.drain(deadline_s)
+    if running.sweeper is not None:
+        running.sweeper.cancel()
     await running.runner.cleanup()
     log.info("%s: drained", party)
 
