@@ -73,11 +73,12 @@ def open_link(cfg: Config, name: str, peer_names: list[str], curve) -> ZmqLink:
                    curve=curve, send_timeout_s=cfg.run.deadline_s)
 
 
-def party_greeting(cfg: Config, source) -> tuple[Greeting, bytes]:
-    """What this party says in the hello (config digest, identity, its data's id list): the
-    greeting and its wire form. Made once per link: a repeated hello repeats the same nonce."""
+def party_greeting(cfg: Config, source, extra: dict | None = None) -> tuple[Greeting, bytes]:
+    """What this party says in the hello (config digest, identity, its data's id list, and
+    `extra`: a service's run id): the greeting and its wire form. Made once per link: a
+    repeated hello repeats the same nonce."""
     agreement = getattr(source, "agreement", None) or {}
-    return make_greeting(config_digest(cfg), identity_fields(cfg) | agreement)
+    return make_greeting(config_digest(cfg), identity_fields(cfg) | agreement | (extra or {}))
 
 
 def read_greetings(greetings: dict[str, bytes]) -> dict[str, Greeting]:

@@ -21,7 +21,7 @@ from mpcbandit.serve.wal import WriteAheadLog
 from parties import (check_peers, check_security_mode, open_channel, open_link, party_curve,
                      party_greeting, read_greetings)
 
-__all__ = ["run_serve_party", "serve_parties", "STATE_FILE"]
+__all__ = ["run_serve_party", "serve_parties", "service_greeting", "STATE_FILE"]
 
 log = logging.getLogger("mpcbandit.party")
 
@@ -36,15 +36,19 @@ def serve_parties(cfg: Config) -> list[str]:
     return [f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)]
 
 
-def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool,
-                 request_log: Path) -> str:
+def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool) -> str:
     """The service's run id, from --run-id (a new service) or the folder (--resume). A new
     service's request log is made before its record, so a resume can tell a log lost."""
-    record = folder / STATE_FILE
+    record, request_log = folder / STATE_FILE, ServeState.wal_path_in(folder)
     if not resume:
         if record.exists():
             raise MpcBanditError(f"{folder} holds the state of a service ({record}): continue "
                                  "it with --resume, or give another --state")
+        left = ServeState.leftovers(folder)
+        if left:
+            raise MpcBanditError(f"{folder} holds a service's {', '.join(left)} but no "
+                                 f"{STATE_FILE}: a new service would start over them; restore "
+                                 f"{record} to resume it, or give another --state")
         if not run_id:
             raise MpcBanditError("a new service needs --run-id ID: one new id for the whole "
                                  "service, the same at every party (checkpoints are bound to "
@@ -72,6 +76,12 @@ def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool,
     return kept
 
 
+def service_greeting(cfg: Config, source, run_id: str):
+    """A service party's hello: a batch party's, and the service's run id, so that a state
+    folder of another service is refused by name in the hello, checkpoints or none."""
+    return party_greeting(cfg, source, {"service.run_id": run_id})
+
+
 def run_serve_party(cfg: Config, role: str, index: int, *, state_dir: Path, session: str,
                     run_id: str | None = None, resume: bool = False, insecure: bool = False,
                     data_dir: Path | None = None, url_file: Path | None = None) -> int:
@@ -86,7 +96,7 @@ def run_serve_party(cfg: Config, role: str, index: int, *, state_dir: Path, sess
                                             f"{', '.join(names)})")
     state_dir = Path(state_dir)
     with RunLock(state_dir):
-        run_id = _claim_state(state_dir, name, run_id, resume, ServeState.wal_path_in(state_dir))
+        run_id = _claim_state(state_dir, name, run_id, resume)
         peers = served["peers"](cfg.section, role, index)
         curve = party_curve(cfg, name, peers)
         source = served["source"](cfg, role, index, data_dir)
@@ -95,7 +105,7 @@ def run_serve_party(cfg: Config, role: str, index: int, *, state_dir: Path, sess
 
         def connect(backend: PartyBackend):
             link = open_link(cfg, name, peers, curve)
-            mine, wire = party_greeting(cfg, source)
+            mine, wire = service_greeting(cfg, source, run_id)
             while True:
                 try:
                     greetings = link.hello(_HELLO_TRY_S, wire, max_pending_bytes=cap)

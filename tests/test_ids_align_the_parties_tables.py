@@ -82,3 +82,15 @@ def test_an_npy_table_must_have_the_lists_rows(tmp_path):
     with pytest.raises(DataError, match=r"pp.2: .*features.npy: 30 rows, the id list .*ids.csv 31 "
                                         r"\(an .npy table has no ids"):
         source(cfg, tmp_path / "data", "pp.2")
+
+
+def test_id_lists_that_differ_only_where_an_id_holds_a_newline_hash_apart(tmp_path):
+    from mpcbandit.data.folder import read_id_list
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder, text in ((one, 'id\n"a\nb"\nc\n'), (two, "id\na\nb\nc\n")):
+        folder.mkdir()
+        (folder / "ids.csv").write_text(text)
+    first, second = read_id_list(one, "pp.0"), read_id_list(two, "pp.0")
+    assert first.ids == ["a\nb", "c"] and second.ids == ["a", "b", "c"]
+    assert first.digest != second.digest

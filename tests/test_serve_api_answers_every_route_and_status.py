@@ -96,6 +96,8 @@ BAD = [
     (b'{"features": [1, 2]}', "id"),
     (b'{"id": "x", "features": [1, 2], "user": "alice"}', "user"),
     (b"\xff\xfe", "body"),
+    (b"[" * 4000, "body"),                               # deeper than the decoder goes
+    (b'{"id": "x", "features": ' + b"[" * 4000, "body"),
 ]
 
 

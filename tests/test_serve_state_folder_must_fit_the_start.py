@@ -134,3 +134,29 @@ def test_a_whole_op_log_resumes_from_the_last_common_checkpoint(tmp_path):
     ctx = _leader_ctx(tmp_path, [56, 61], {"dealer.0": [56, 61], "feature_holder.0": [56]})
     assert agree_resume(ctx, ["dealer.0", "feature_holder.0"], logged=63) == 56
     assert {peer for peer, _ in ctx.chan.sent} == {"dealer.0", "feature_holder.0"}
+
+
+def test_a_folder_with_a_services_logs_but_no_run_json_is_not_started_afresh(tmp_path):
+    write_private(tmp_path / "s" / "requests.wal",
+                  encode_record({"kind": "context", "id": "c1", "features": [0.1]}))
+    write_private(tmp_path / "s" / "run.lock", "")  # the folder is one mpcbandit made
+    err = _serve(tmp_path, "--state", str(tmp_path / "s"), "--run-id", "new")
+    assert "holds a service's requests.wal but no run.json" in err
+    assert (tmp_path / "s" / "requests.wal").stat().st_size > 0  # left as it was
+
+
+def test_a_party_of_another_service_is_refused_in_the_hello_naming_the_run_id():
+    from mpcbandit.config import load_config
+    from mpcbandit.errors import ProtocolError
+    from parties import check_peers
+    from mpcbandit.shipped_configs import config_path
+    from parties.serving import service_greeting
+
+    cfg = load_config(config_path("hannun-synthetic"))
+    mine, _ = service_greeting(cfg, None, "abc")
+    same, _ = service_greeting(cfg, None, "abc")
+    other, _ = service_greeting(cfg, None, "xyz")
+    check_peers(mine, {"dealer.0": same})
+    with pytest.raises(ProtocolError) as e:
+        check_peers(mine, {"dealer.0": other})
+    assert "service.run_id" in str(e.value) and "xyz" in str(e.value)

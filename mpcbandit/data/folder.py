@@ -77,7 +77,10 @@ def read_id_list(folder: Path, party: str) -> IdList:
                 if len(line) != 1:
                     raise DataError(f"{path}: row {row} has {len(line)} cells, an id list one")
                 ids.append(line[0])
-                h.update(line[0].encode() + b"\n")
+                # length-prefixed: an id may hold a newline, so joining them would let two
+                # different lists hash alike
+                cell = line[0].encode()
+                h.update(len(cell).to_bytes(8, "big") + cell)
         except (csv.Error, UnicodeDecodeError) as e:
             raise DataError(f"{path}: not CSV text ({e})") from None
     if not ids:

@@ -64,14 +64,27 @@ class ServeState:
     """A party's state folder: the shell's request log, the leader's op log, the checkpoints
     (bound to the run id and authenticated, mpcbandit/checkpoint.py), a revealed result."""
 
+    WAL, OPLOG, CHECKPOINTS = "requests.wal", "ops.wal", "checkpoints"
+
     def __init__(self, folder: Path, party: str, identity: dict, run_id: str):
         self.folder = Path(folder)
-        self.store = CheckpointStore(self.folder / "checkpoints", party, identity, run_id)
+        self.store = CheckpointStore(self.folder / self.CHECKPOINTS, party, identity, run_id)
 
-    @staticmethod
-    def wal_path_in(folder: Path) -> Path:
+    @classmethod
+    def wal_path_in(cls, folder: Path) -> Path:
         """The request log of the state folder `folder`."""
-        return Path(folder) / "requests.wal"
+        return Path(folder) / cls.WAL
+
+    @classmethod
+    def leftovers(cls, folder: Path) -> list[str]:
+        """What of a service the folder holds: a request log with records, an op log,
+        checkpoints (none in a new service's folder)."""
+        folder = Path(folder)
+        left = [name for name in (cls.WAL, cls.OPLOG)
+                if (folder / name).exists() and (folder / name).stat().st_size > 0]
+        if (folder / cls.CHECKPOINTS).is_dir() and any((folder / cls.CHECKPOINTS).iterdir()):
+            left.append(cls.CHECKPOINTS)
+        return left
 
     @property
     def wal_path(self) -> Path:
@@ -81,7 +94,7 @@ class ServeState:
     @property
     def oplog_path(self) -> Path:
         """The leader's log of ops."""
-        return self.folder / "ops.wal"
+        return self.folder / self.OPLOG
 
     @property
     def result_path(self) -> Path:

@@ -61,6 +61,8 @@ def _object(raw: bytes, fields: tuple[str, ...]) -> dict:
         raise BadRequest("body", "not UTF-8 text") from None
     except ValueError as e:
         raise BadRequest("body", f"not JSON ({e})") from None
+    except RecursionError:  # [[[[...: deeper than the decoder goes; no request nests at all
+        raise BadRequest("body", "nested too deeply") from None
     if not isinstance(body, dict):
         raise BadRequest("body", f"expected a JSON object with {', '.join(fields)}, got "
                                  f"{type(body).__name__}")
