@@ -17,30 +17,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from mpcbandit.config import ServeSection
-from mpcbandit.files import OutputError
 from mpcbandit.serve.admission import DURABLE_DEADLINE_S, Admission
-from mpcbandit.serve.backend import (KINDS, Backend, BackendState, Closed, Decided, Refused,
-                                     Ticket)
+from mpcbandit.serve.backend import KINDS, Backend, BackendState, Closed
 from mpcbandit.serve.batching import Batch, BatchQueue, QueueFull
+from mpcbandit.serve.decisions import Decisions
 from mpcbandit.serve.idbook import IdBook
 from mpcbandit.serve.metrics import BACKEND_STAGES, ServeMetrics
 from mpcbandit.serve.replies import Reply, bad_request, error
-from mpcbandit.serve.requests import BadRequest, parse_context, parse_decision, parse_reward
+from mpcbandit.serve.requests import BadRequest, parse_context, parse_reward
 from mpcbandit.serve.wal import WriteAheadLog
 
 __all__ = ["Service", "ServiceRole", "Reply", "DURABLE_DEADLINE_S"]
 
 log = logging.getLogger(__name__)
-
-# How long past serve.decision_timeout_s a decision waits for the backend's own answer (its
-# refusal naming the missing holders is due at the timeout; on a loaded machine it lands after).
-REFUSAL_GRACE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -80,12 +74,12 @@ class Service:
         self.metrics = ServeMetrics()
         self.state = BackendState()
         self.admission = Admission(serve, role.party, self.book, self.queues, self.wal)
+        self.decisions = Decisions(serve, self.admission, backend, self.metrics,
+                                   lambda: self.state)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._inflight = 0
         self._idle: asyncio.Event | None = None
         self._reward_waiters: dict[str, list[asyncio.Future]] = {}
-        #: decisions whose request still waits (refused at once when a peer is reported gone)
-        self._open_tickets: set[Ticket] = set()
         self._tasks: list[asyncio.Task] = []
         m = self.metrics
         m.watch(m.rewards_pending, lambda: self.book.rewards_pending)
@@ -134,9 +128,8 @@ class Service:
         if newly_gone:
             names = ", ".join(newly_gone)
             log.error("peer(s) %s gone: decisions fail with 503", names)
-            for ticket in list(self._open_tickets):
-                ticket.refuse(f"peer(s) {names} gone"
-                              + (f" ({self.state.reason})" if self.state.reason else ""))
+            why = self.state.reason
+            self.decisions.refuse_open(f"peer(s) {names} gone" + (f" ({why})" if why else ""))
 
     def report_op(self, op: str, rounds: int, bytes_sent: int) -> None:
         """Count one op's rounds and bytes."""
@@ -148,8 +141,7 @@ class Service:
 
     def record_decision(self, rid: str, arm: int, step: int) -> None:
         """A decision made with no request waiting (replayed at a resume): logged, id taken."""
-        self.book.claim(self.book.requested, rid)
-        Ticket(rid, self._record_decision).decide(arm, step)
+        self.decisions.record_replayed(rid, arm, step)
 
     def decided(self, ids: list[str]) -> None:
         """These ids were decided elsewhere: rewards for them are accepted from now on."""
@@ -198,74 +190,7 @@ class Service:
     async def post_decision(self, raw: bytes) -> Reply:
         """POST /v1/decisions: 200 with the arm once decided and logged, else 503."""
         with self._request():
-            req = self.admission.admit("decisions", "decision requests (it pulls no arms)",
-                                       raw, parse_decision, self.book.requested,
-                                       "a decision request", check=self._unfit_to_decide)
-            if isinstance(req, Reply):
-                return req
-            queue = self.queues["decisions"]
-            ticket = Ticket(req.id, self._record_decision)
-            self._open_tickets.add(ticket)
-            try:
-                queue.put(ticket)
-                return await self._await_decision(ticket)
-            finally:
-                self._open_tickets.discard(ticket)
-
-    def _unfit_to_decide(self) -> Reply | None:
-        state = self.state
-        if state.gone:
-            return error(503, f"peer(s) {', '.join(state.gone)} gone: no decision can be made"
-                              + (f" ({state.reason})" if state.reason else ""),
-                         gone=state.gone)
-        if not state.ready:
-            return error(503, "not ready: " + (state.reason or "the backend has not said "
-                                               "it is ready (peers' hello)"))
-        return None
-
-    async def _await_decision(self, ticket: Ticket) -> Reply:
-        timeout = self.serve.decision_timeout_s
-        outcome_ = asyncio.wrap_future(ticket.outcome)
-        try:
-            # the backend refuses a request whose slices did not come by the timeout (naming
-            # the holders): its answer is awaited a little past it. asyncio.wait cancels
-            # nothing, so the outcome stays readable.
-            await asyncio.wait((outcome_,), timeout=timeout + min(REFUSAL_GRACE_S, timeout))
-            if not outcome_.done():
-                ticket.abandoned = True
-                missing = self.backend.missing(ticket.id)
-                self.metrics.decision_timeouts.inc()
-                waits = (f"waiting for the slice of {', '.join(missing)}" if missing
-                         else "every holder's slice arrived; the backend did not finish")
-                return error(503, f"no decision for id {ticket.id!r} within "
-                                  f"serve.decision_timeout_s = {timeout:g} s: {waits}",
-                             id=ticket.id, missing=missing)
-            outcome = outcome_.result()
-        except OutputError as e:
-            return error(503, str(e), id=ticket.id)
-        if isinstance(outcome, Refused):
-            return error(503, f"no decision for id {ticket.id!r}: {outcome.reason}",
-                         id=ticket.id, **({"missing": outcome.missing} if outcome.missing
-                                          else {}))
-        self.metrics.answered(ticket)
-        return Reply(200, {"id": ticket.id, "arm": outcome.arm})
-
-    def _record_decision(self, ticket: Ticket, decided: Decided) -> None:
-        """Log the backend's decision; the ticket's outcome resolves once it is durable."""
-        now = time.time()
-        if ticket.abandoned:
-            self.metrics.decisions_late.inc()
-        self.book.note_decided(ticket.id, now)
-        fut = self.wal.append({"kind": "decision", "id": ticket.id, "arm": decided.arm,
-                               "step": decided.step, "at": now})
-
-        def settle(done: Future) -> None:
-            error = done.exception()
-            if error is not None:
-                ticket.outcome.set_exception(error)
-            else:
-                ticket.outcome.set_result(decided)
-        fut.add_done_callback(settle)
+            return await self.decisions.post(raw)
 
     async def post_reward(self, raw: bytes) -> Reply:
         """POST /v1/rewards: 202 once the reward is logged and queued."""
