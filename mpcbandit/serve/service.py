@@ -10,6 +10,9 @@ Order of work for each kind (docs/serve.md says it to the user):
   before the 200) or after serve.decision_timeout_s (503 naming the missing holders);
 - a reward: 409 if rewarded, 410 if its decision was closed, 404 if no decision for its id is
   known within serve.decision_timeout_s; else logged, queued, 202.
+
+The checks every kind passes are admission.py's; a decision and a reward, which each wait on
+the backend, are decisions.py's and rewards.py's.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from pathlib import Path
 
 from mpcbandit.config import ServeSection
 from mpcbandit.serve.admission import DURABLE_DEADLINE_S, Admission
-from mpcbandit.serve.backend import KINDS, Backend, BackendState, Closed
-from mpcbandit.serve.batching import Batch, BatchQueue, QueueFull
+from mpcbandit.serve.backend import KINDS, Backend, BackendState
+from mpcbandit.serve.batching import Batch, BatchQueue
 from mpcbandit.serve.decisions import Decisions
 from mpcbandit.serve.idbook import IdBook
 from mpcbandit.serve.metrics import BACKEND_STAGES, ServeMetrics
-from mpcbandit.serve.replies import Reply, bad_request, error
-from mpcbandit.serve.requests import BadRequest, parse_context, parse_reward
+from mpcbandit.serve.replies import Reply
+from mpcbandit.serve.requests import parse_context
+from mpcbandit.serve.rewards import Rewards
 from mpcbandit.serve.wal import WriteAheadLog
 
 __all__ = ["Service", "ServiceRole", "Reply", "DURABLE_DEADLINE_S"]
@@ -59,7 +63,8 @@ class ServiceRole:
 
 
 class Service:
-    """One party's API behind HTTP, in front of its backend."""
+    """One party's API behind HTTP, in front of its backend: its log, id book, queues and
+    metrics, the requests open, its health, and the backend's port."""
 
     def __init__(self, serve: ServeSection, role: ServiceRole, backend: Backend, wal_path: Path):
         self.serve = serve
@@ -76,10 +81,10 @@ class Service:
         self.admission = Admission(serve, role.party, self.book, self.queues, self.wal)
         self.decisions = Decisions(serve, self.admission, backend, self.metrics,
                                    lambda: self.state)
+        self.rewards = Rewards(serve, role.reward_values, self.admission, self.metrics)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._inflight = 0
         self._idle: asyncio.Event | None = None
-        self._reward_waiters: dict[str, list[asyncio.Future]] = {}
         self._tasks: list[asyncio.Task] = []
         m = self.metrics
         m.watch(m.rewards_pending, lambda: self.book.rewards_pending)
@@ -95,7 +100,7 @@ class Service:
         self._idle.set()
         self.backend.start(self)
         if self.role.rewards:
-            self._tasks.append(asyncio.create_task(self._close_overdue_rewards()))
+            self._tasks.append(asyncio.create_task(self.rewards.close_overdue()))
 
     # ------------------------------------------------------------ the backend's port
 
@@ -145,14 +150,8 @@ class Service:
 
     def decided(self, ids: list[str]) -> None:
         """These ids were decided elsewhere: rewards for them are accepted from now on."""
-        if not self.role.rewards:
-            return
-        now = time.time()
-        for rid in ids:
-            self.book.note_decided(rid, now)
-            self.wal.append({"kind": "decided", "id": rid, "at": now})
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self._wake_reward_waiters, list(ids))
+        if self.role.rewards:
+            self.rewards.decided(ids, self.loop)
 
     # ------------------------------------------------------------ the API
 
@@ -195,76 +194,7 @@ class Service:
     async def post_reward(self, raw: bytes) -> Reply:
         """POST /v1/rewards: 202 once the reward is logged and queued."""
         with self._request():
-            refusal = self.admission.refusal("rewards", "rewards (it holds no rewards)")
-            if refusal:
-                return refusal
-            try:
-                req = parse_reward(raw, self.role.reward_values)
-            except BadRequest as e:
-                return bad_request(e)
-            state = self.book.reward_state(req.id)
-            if state == "unknown":
-                state = await self._await_decided(req.id)
-            if state == "unknown":
-                return error(404, f"no decision is known for id {req.id!r} (none within "
-                                  f"serve.decision_timeout_s = "
-                                  f"{self.serve.decision_timeout_s:g} s)", id=req.id)
-            if state == "closed":
-                return error(410, f"the decision for id {req.id!r} waited longer than "
-                                  f"serve.reward_timeout_s = {self.serve.reward_timeout_s:g} s "
-                                  "and was closed without an update", id=req.id)
-            queue = self.queues["rewards"]
-            try:
-                queue.reserve()
-            except QueueFull as e:
-                return self.admission.full(e)
-            if not self.book.claim_reward(req.id):
-                queue.release()
-                return error(409, f"a reward for id {req.id!r} was already received",
-                             id=req.id)
-            now = time.time()
-            fut = self.wal.append({"kind": "reward", "id": req.id, "reward": req.reward,
-                                   "at": now}, then=lambda _r: queue.put(req))
-            failed = await self.admission.durable(fut, lambda: (
-                queue.release(), self.book.unclaim_reward(req.id, now)))
-            if failed:
-                return failed
-            self.metrics.rewards.inc()
-            return Reply(202, {"id": req.id})
-
-    async def _await_decided(self, rid: str) -> str:
-        waiter = self.loop.create_future()
-        self._reward_waiters.setdefault(rid, []).append(waiter)
-        try:
-            if self.book.reward_state(rid) == "unknown":
-                await asyncio.wait_for(waiter, self.serve.decision_timeout_s)
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            waiters = self._reward_waiters.get(rid, [])
-            if waiter in waiters:
-                waiters.remove(waiter)
-            if not waiters:
-                self._reward_waiters.pop(rid, None)
-        return self.book.reward_state(rid)
-
-    def _wake_reward_waiters(self, ids: list[str]) -> None:
-        for rid in ids:
-            for waiter in self._reward_waiters.pop(rid, []):
-                if not waiter.done():
-                    waiter.set_result(None)
-
-    async def _close_overdue_rewards(self) -> None:
-        """Close decisions whose reward is overdue: logged, then handed to the backend."""
-        period = min(1.0, self.serve.reward_timeout_s / 2)
-        queue = self.queues["rewards"]
-        while not self.admission.draining:
-            await asyncio.sleep(period)
-            for rid in self.book.overdue(time.time() - self.serve.reward_timeout_s):
-                self.book.close(rid)
-                self.metrics.rewards_expired.inc()
-                self.wal.append({"kind": "expired", "id": rid, "at": time.time()},
-                                then=lambda _r, rid=rid: queue.put(Closed(rid), reserved=False))
+            return await self.rewards.post(raw)
 
     def health(self) -> Reply:
         """GET /v1/health: ready, the peers as the backend reported them, the model's step."""
