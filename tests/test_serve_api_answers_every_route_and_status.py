@@ -61,7 +61,7 @@ def test_a_reward_that_arrives_before_its_decision_is_known_waits_for_it(tmp_pat
         poster = threading.Thread(target=lambda: answer.setdefault(
             "r", live.call("POST", "/v1/rewards", {"id": "early", "reward": 2.5})))
         poster.start()
-        wait_for(lambda: live.service._reward_waiters.get("early"), "the reward waits")
+        wait_for(lambda: live.service.rewards.waiters.get("early"), "the reward waits")
         live.backend.port.decided(["early"])
         poster.join(30)
         assert answer["r"][:2] == (202, {"id": "early"})

@@ -78,8 +78,8 @@ def test_a_decision_the_backend_neither_makes_nor_refuses_in_time_is_503_after_t
 def test_a_decision_refused_within_the_grace_is_503_naming_the_missing_holders(tmp_path):
     with _held(tmp_path, 0.3) as (backend, live):
         asker, answer = _ask_aside(live, "refused-late")
-        wait_for(lambda: live.service._open_tickets, "the decision waits")
-        ticket = next(iter(live.service._open_tickets))
+        wait_for(lambda: live.service.decisions.open_tickets, "the decision waits")
+        ticket = next(iter(live.service.decisions.open_tickets))
         threading.Timer(0.4, ticket.refuse, ("slices missing", ["feature_holder.1"])).start()
         asker.join(30)   # the leader's refusal lands after the timeout, within the grace
         status, body, _ = answer["r"]

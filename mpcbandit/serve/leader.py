@@ -8,38 +8,33 @@ or replayed at a resume) and ``state`` (its checkpoint).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 
 from mpcbandit.errors import DataError, ProtocolError
-from mpcbandit.serve.loop import (OPS, POLL_S, UP, OpLog, ServeContext, agree_resume,
-                                            tick_s)
+from mpcbandit.serve.loop import OPS, UP, OpLog, ServeContext, agree_resume, tick_s
+from mpcbandit.serve.rewards_gathering import RewardsGathering
 
 __all__ = ["Leader"]
 
 log = logging.getLogger("mpcbandit.serve")
 
 
-class Leader:
-    """A leader's op log, its followers' words, the ops' costs, checkpoints and its loop."""
+class Leader(RewardsGathering):
+    """A leader's op log, its followers' words, the ops' costs, checkpoints and its loop
+    (the rewards it holds until an update: RewardsGathering)."""
 
     def __init__(self, ctx: ServeContext, followers: list[str], listen: list[str]):
         """followers: the parties it orders; listen: those whose words (UP) it reads."""
+        super().__init__(ctx.config.serve)
         self.ctx, self.chan, self.port = ctx, ctx.chan, ctx.port
-        self.serve = ctx.config.serve
         self.followers, self.listen = followers, listen
         self.oplog = OpLog(ctx.state.oplog_path)
         #: the arms logged of the decisions a resume replays (filled by ``agree``)
         self.logged: dict[str, int] = {}
         #: the op being replayed (its record as logged)
         self.replayed: dict = {}
-        self.ready: dict[str, None] = {}      # rewards to apply, in their order
-        self.closing: dict[str, None] = {}    # decisions closed without a reward
         self.leaving: str | None = None
-        #: rewards gather for serve.update_ms (rewards_wait); not while stopping
-        self.gathering = True
-        self._ready_since: float | None = None
         self.acks: set[tuple[str, int]] = set()
         self.last_checkpoint, self.replaying = 0, True
         self._idle_since = time.monotonic()   # the last turn that moved something (idle_tick)
@@ -157,44 +152,15 @@ class Leader:
         numbers them as it issues them)."""
         return self.oplog.n + 1
 
-    def update_size(self, ready: int) -> int:
-        """How many of the ready rewards the next update applies."""
-        return min(ready, self.serve.max_update)
-
-    def rewards_wait(self) -> float:
-        """Seconds until the ready rewards are due for an update: serve.update_ms after the
-        first of them was seen ready, none once max_update wait or the leader is stopping."""
-        if not self.ready:
-            return 0.0
-        now = time.monotonic()
-        if self._ready_since is None:
-            self._ready_since = now
-        if not self.gathering or len(self.ready) >= self.serve.max_update:
-            return 0.0
-        # the elapsed time first: since + window - now rounds past the window at a large clock
-        return max(0.0, self.serve.update_ms / 1e3 - (now - self._ready_since))
-
-    def queue_wait(self) -> float:
-        """How long the loop may wait on its decision queue: not at all with closings to
-        drop, until the rewards gathering are due, else POLL_S."""
-        if self.closing:
-            return 0.0
-        return min(POLL_S, self.rewards_wait()) if self.ready else POLL_S
-
     def pending_rewards(self, may_update: bool = True) -> bool:
         """Closings (no MPC) and, if may_update and they are due (rewards_wait), one batch of
         rewards, in the order they came; whether any."""
         worked = False
         if self.closing:
-            ids, self.closing = list(self.closing), {}
+            ids = self.take_closing()
             self.drop(ids, self.op_number("drop", ids))
             worked = True
-        if self.ready and may_update and not self.rewards_wait():
-            ids = list(itertools.islice(self.ready, self.update_size(len(self.ready))))
-            for i in ids:
-                del self.ready[i]
-            if not self.ready:   # the next reward ready starts the next gathering
-                self._ready_since = None
+        if may_update and (ids := self.take_due()):
             self.update(ids, self.op_number("update", ids))
             worked = True
         return worked

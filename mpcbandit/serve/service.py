@@ -10,6 +10,9 @@ Order of work for each kind (docs/serve.md says it to the user):
   before the 200) or after serve.decision_timeout_s (503 naming the missing holders);
 - a reward: 409 if rewarded, 410 if its decision was closed, 404 if no decision for its id is
   known within serve.decision_timeout_s; else logged, queued, 202.
+
+The checks every kind passes are admission.py's; a decision and a reward, which each wait on
+the backend, are decisions.py's and rewards.py's.
 """
 
 from __future__ import annotations
@@ -17,30 +20,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from concurrent.futures import Future
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from mpcbandit.config import ServeSection
-from mpcbandit.files import OutputError
-from mpcbandit.serve.backend import (KINDS, Backend, BackendState, Closed, Decided, Refused,
-                                     Ticket)
-from mpcbandit.serve.batching import Batch, BatchQueue, QueueFull
+from mpcbandit.serve.admission import DURABLE_DEADLINE_S, Admission
+from mpcbandit.serve.backend import KINDS, Backend, BackendState
+from mpcbandit.serve.batching import Batch, BatchQueue
+from mpcbandit.serve.decisions import Decisions
 from mpcbandit.serve.idbook import IdBook
 from mpcbandit.serve.metrics import BACKEND_STAGES, ServeMetrics
-from mpcbandit.serve.requests import BadRequest, parse_context, parse_decision, parse_reward
+from mpcbandit.serve.replies import Reply
+from mpcbandit.serve.requests import parse_context
+from mpcbandit.serve.rewards import Rewards
 from mpcbandit.serve.wal import WriteAheadLog
 
 __all__ = ["Service", "ServiceRole", "Reply", "DURABLE_DEADLINE_S"]
 
 log = logging.getLogger(__name__)
-
-#: an answer waits at most this long for its record's fsync (a stuck disk is a 503, not a hang)
-DURABLE_DEADLINE_S = 10.0
-# How long past serve.decision_timeout_s a decision waits for the backend's own answer (its
-# refusal naming the missing holders is due at the timeout; on a loaded machine it lands after).
-REFUSAL_GRACE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -64,25 +62,9 @@ class ServiceRole:
         return [k for k in KINDS if takes[k]]
 
 
-@dataclass(frozen=True)
-class Reply:
-    """An answer: HTTP status, JSON body, extra headers."""
-
-    status: int
-    body: dict
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def _error(status: int, message: str, **extra) -> Reply:
-    return Reply(status, {"error": message, **extra})
-
-
-def _bad(e: BadRequest) -> Reply:
-    return _error(400, str(e), field=e.field)
-
-
 class Service:
-    """One party's API behind HTTP, in front of its backend."""
+    """One party's API behind HTTP, in front of its backend: its log, id book, queues and
+    metrics, the requests open, its health, and the backend's port."""
 
     def __init__(self, serve: ServeSection, role: ServiceRole, backend: Backend, wal_path: Path):
         self.serve = serve
@@ -96,13 +78,13 @@ class Service:
         self.queues = {k: BatchQueue(k, serve.queue_limit) for k in role.kinds}
         self.metrics = ServeMetrics()
         self.state = BackendState()
-        self.draining = False
+        self.admission = Admission(serve, role.party, self.book, self.queues, self.wal)
+        self.decisions = Decisions(serve, self.admission, backend, self.metrics,
+                                   lambda: self.state)
+        self.rewards = Rewards(serve, role.reward_values, self.admission, self.metrics)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._inflight = 0
         self._idle: asyncio.Event | None = None
-        self._reward_waiters: dict[str, list[asyncio.Future]] = {}
-        #: decisions whose request still waits (refused at once when a peer is reported gone)
-        self._open_tickets: set[Ticket] = set()
         self._tasks: list[asyncio.Task] = []
         m = self.metrics
         m.watch(m.rewards_pending, lambda: self.book.rewards_pending)
@@ -118,7 +100,7 @@ class Service:
         self._idle.set()
         self.backend.start(self)
         if self.role.rewards:
-            self._tasks.append(asyncio.create_task(self._close_overdue_rewards()))
+            self._tasks.append(asyncio.create_task(self.rewards.close_overdue()))
 
     # ------------------------------------------------------------ the backend's port
 
@@ -151,9 +133,8 @@ class Service:
         if newly_gone:
             names = ", ".join(newly_gone)
             log.error("peer(s) %s gone: decisions fail with 503", names)
-            for ticket in list(self._open_tickets):
-                ticket.refuse(f"peer(s) {names} gone"
-                              + (f" ({self.state.reason})" if self.state.reason else ""))
+            why = self.state.reason
+            self.decisions.refuse_open(f"peer(s) {names} gone" + (f" ({why})" if why else ""))
 
     def report_op(self, op: str, rounds: int, bytes_sent: int) -> None:
         """Count one op's rounds and bytes."""
@@ -165,19 +146,12 @@ class Service:
 
     def record_decision(self, rid: str, arm: int, step: int) -> None:
         """A decision made with no request waiting (replayed at a resume): logged, id taken."""
-        self.book.claim(self.book.requested, rid)
-        Ticket(rid, self._record_decision).decide(arm, step)
+        self.decisions.record_replayed(rid, arm, step)
 
     def decided(self, ids: list[str]) -> None:
         """These ids were decided elsewhere: rewards for them are accepted from now on."""
-        if not self.role.rewards:
-            return
-        now = time.time()
-        for rid in ids:
-            self.book.note_decided(rid, now)
-            self.wal.append({"kind": "decided", "id": rid, "at": now})
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self._wake_reward_waiters, list(ids))
+        if self.role.rewards:
+            self.rewards.decided(ids, self.loop)
 
     # ------------------------------------------------------------ the API
 
@@ -192,229 +166,41 @@ class Service:
             if not self._inflight:
                 self._idle.set()
 
-    def _refusal(self, kind: str, what: str) -> Reply | None:
-        if self.draining:
-            return _error(503, f"party {self.role.party} is stopping (SIGTERM): it takes no "
-                               "new requests")
-        if kind not in self.queues:
-            return _error(404, f"party {self.role.party} takes no {what}: send them to the "
-                               f"party whose application {_SENDS[kind]}")
-        return None
-
-    async def _durable(self, fut: Future, undo) -> Reply | None:
-        """Wait for a record's fsync; a Reply (503) if the log failed or is stuck."""
-        try:
-            # no shield: a timeout cancels only the waiter's future (the log ignores it and
-            # still writes the record), and a shield and wait_for cost a request twice that
-            async with asyncio.timeout(DURABLE_DEADLINE_S):
-                await asyncio.wrap_future(fut)
-        except asyncio.TimeoutError:
-            return _error(503, f"the write-ahead log {self.wal.path} did not reach the disk "
-                               f"within {DURABLE_DEADLINE_S:g} s")
-        except OutputError as e:
-            undo()
-            return _error(503, str(e))
-        return None
-
-    def _admit(self, kind: str, what: str, raw: bytes, parse, ids: set[str], noun: str,
-               check=None):
-        """Refusals, the body's check, the id's claim (409) and a queue place (429): the
-        request, or the Reply that refuses it."""
-        refusal = self._refusal(kind, what)
-        if refusal:
-            return refusal
-        try:
-            req = parse(raw)
-        except BadRequest as e:
-            return _bad(e)
-        unfit = check() if check else None
-        if unfit:
-            return unfit
-        if not self.book.claim(ids, req.id):
-            return _error(409, f"{noun} for id {req.id!r} was already received", id=req.id)
-        try:
-            self.queues[kind].reserve()
-        except QueueFull as e:
-            self.book.forget(ids, req.id)
-            return self._full(e)
-        return req
-
     async def post_context(self, raw: bytes) -> Reply:
         """POST /v1/contexts: 202 once the context is logged and queued."""
         with self._request():
-            req = self._admit("contexts", "contexts (it is no feature holder)", raw,
-                              lambda b: parse_context(b, self.role.features,
-                                                            self.role.max_norm),
-                              self.book.contexts, "a context")
+            req = self.admission.admit("contexts", "contexts (it is no feature holder)", raw,
+                                       lambda b: parse_context(b, self.role.features,
+                                                               self.role.max_norm),
+                                       self.book.contexts, "a context")
             if isinstance(req, Reply):
                 return req
             queue = self.queues["contexts"]
             record = {"kind": "context", "id": req.id, "features": req.features,
                       "at": time.time()}
             fut = self.wal.append(record, then=lambda _r: queue.put(req))
-            failed = await self._durable(fut, lambda: (queue.release(),
-                                                       self.book.forget(self.book.contexts,
-                                                                        req.id)))
+            failed = await self.admission.durable(fut, lambda: (
+                queue.release(), self.book.forget(self.book.contexts, req.id)))
             if failed:
                 return failed
             self.metrics.contexts.inc()
             return Reply(202, {"id": req.id})
 
-    def _full(self, e: QueueFull) -> Reply:
-        retry = max(1, round(self.serve.batch_ms / 1e3 * 4))
-        return Reply(429, {"error": str(e)}, {"Retry-After": str(retry)})
-
     async def post_decision(self, raw: bytes) -> Reply:
         """POST /v1/decisions: 200 with the arm once decided and logged, else 503."""
         with self._request():
-            req = self._admit("decisions", "decision requests (it pulls no arms)", raw,
-                              parse_decision, self.book.requested, "a decision request",
-                              check=self._unfit_to_decide)
-            if isinstance(req, Reply):
-                return req
-            queue = self.queues["decisions"]
-            ticket = Ticket(req.id, self._record_decision)
-            self._open_tickets.add(ticket)
-            try:
-                queue.put(ticket)
-                return await self._await_decision(ticket)
-            finally:
-                self._open_tickets.discard(ticket)
-
-    def _unfit_to_decide(self) -> Reply | None:
-        state = self.state
-        if state.gone:
-            return _error(503, f"peer(s) {', '.join(state.gone)} gone: no decision can be made"
-                               + (f" ({state.reason})" if state.reason else ""),
-                          gone=state.gone)
-        if not state.ready:
-            return _error(503, "not ready: " + (state.reason or "the backend has not said "
-                                                "it is ready (peers' hello)"))
-        return None
-
-    async def _await_decision(self, ticket: Ticket) -> Reply:
-        timeout = self.serve.decision_timeout_s
-        outcome_ = asyncio.wrap_future(ticket.outcome)
-        try:
-            # the backend refuses a request whose slices did not come by the timeout (naming
-            # the holders): its answer is awaited a little past it. asyncio.wait cancels
-            # nothing, so the outcome stays readable.
-            await asyncio.wait((outcome_,), timeout=timeout + min(REFUSAL_GRACE_S, timeout))
-            if not outcome_.done():
-                ticket.abandoned = True
-                missing = self.backend.missing(ticket.id)
-                self.metrics.decision_timeouts.inc()
-                waits = (f"waiting for the slice of {', '.join(missing)}" if missing
-                         else "every holder's slice arrived; the backend did not finish")
-                return _error(503, f"no decision for id {ticket.id!r} within "
-                                   f"serve.decision_timeout_s = {timeout:g} s: {waits}",
-                              id=ticket.id, missing=missing)
-            outcome = outcome_.result()
-        except OutputError as e:
-            return _error(503, str(e), id=ticket.id)
-        if isinstance(outcome, Refused):
-            return _error(503, f"no decision for id {ticket.id!r}: {outcome.reason}",
-                          id=ticket.id, **({"missing": outcome.missing} if outcome.missing
-                                           else {}))
-        self.metrics.answered(ticket)
-        return Reply(200, {"id": ticket.id, "arm": outcome.arm})
-
-    def _record_decision(self, ticket: Ticket, decided: Decided) -> None:
-        """Log the backend's decision; the ticket's outcome resolves once it is durable."""
-        now = time.time()
-        if ticket.abandoned:
-            self.metrics.decisions_late.inc()
-        self.book.note_decided(ticket.id, now)
-        fut = self.wal.append({"kind": "decision", "id": ticket.id, "arm": decided.arm,
-                               "step": decided.step, "at": now})
-
-        def settle(done: Future) -> None:
-            error = done.exception()
-            if error is not None:
-                ticket.outcome.set_exception(error)
-            else:
-                ticket.outcome.set_result(decided)
-        fut.add_done_callback(settle)
+            return await self.decisions.post(raw)
 
     async def post_reward(self, raw: bytes) -> Reply:
         """POST /v1/rewards: 202 once the reward is logged and queued."""
         with self._request():
-            refusal = self._refusal("rewards", "rewards (it holds no rewards)")
-            if refusal:
-                return refusal
-            try:
-                req = parse_reward(raw, self.role.reward_values)
-            except BadRequest as e:
-                return _bad(e)
-            state = self.book.reward_state(req.id)
-            if state == "unknown":
-                state = await self._await_decided(req.id)
-            if state == "unknown":
-                return _error(404, f"no decision is known for id {req.id!r} (none within "
-                                   f"serve.decision_timeout_s = "
-                                   f"{self.serve.decision_timeout_s:g} s)", id=req.id)
-            if state == "closed":
-                return _error(410, f"the decision for id {req.id!r} waited longer than "
-                                   f"serve.reward_timeout_s = {self.serve.reward_timeout_s:g} s "
-                                   "and was closed without an update", id=req.id)
-            queue = self.queues["rewards"]
-            try:
-                queue.reserve()
-            except QueueFull as e:
-                return self._full(e)
-            if not self.book.claim_reward(req.id):
-                queue.release()
-                return _error(409, f"a reward for id {req.id!r} was already received",
-                              id=req.id)
-            now = time.time()
-            fut = self.wal.append({"kind": "reward", "id": req.id, "reward": req.reward,
-                                   "at": now}, then=lambda _r: queue.put(req))
-            failed = await self._durable(fut, lambda: (queue.release(),
-                                                       self.book.unclaim_reward(req.id, now)))
-            if failed:
-                return failed
-            self.metrics.rewards.inc()
-            return Reply(202, {"id": req.id})
-
-    async def _await_decided(self, rid: str) -> str:
-        waiter = self.loop.create_future()
-        self._reward_waiters.setdefault(rid, []).append(waiter)
-        try:
-            if self.book.reward_state(rid) == "unknown":
-                await asyncio.wait_for(waiter, self.serve.decision_timeout_s)
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            waiters = self._reward_waiters.get(rid, [])
-            if waiter in waiters:
-                waiters.remove(waiter)
-            if not waiters:
-                self._reward_waiters.pop(rid, None)
-        return self.book.reward_state(rid)
-
-    def _wake_reward_waiters(self, ids: list[str]) -> None:
-        for rid in ids:
-            for waiter in self._reward_waiters.pop(rid, []):
-                if not waiter.done():
-                    waiter.set_result(None)
-
-    async def _close_overdue_rewards(self) -> None:
-        """Close decisions whose reward is overdue: logged, then handed to the backend."""
-        period = min(1.0, self.serve.reward_timeout_s / 2)
-        queue = self.queues["rewards"]
-        while not self.draining:
-            await asyncio.sleep(period)
-            for rid in self.book.overdue(time.time() - self.serve.reward_timeout_s):
-                self.book.close(rid)
-                self.metrics.rewards_expired.inc()
-                self.wal.append({"kind": "expired", "id": rid, "at": time.time()},
-                                then=lambda _r, rid=rid: queue.put(Closed(rid), reserved=False))
+            return await self.rewards.post(raw)
 
     def health(self) -> Reply:
         """GET /v1/health: ready, the peers as the backend reported them, the model's step."""
         state = self.state
         why = ""
-        if self.draining:
+        if self.admission.draining:
             why = "stopping (SIGTERM)"
         elif self.wal.broken is not None:
             why = str(self.wal.broken)
@@ -429,7 +215,7 @@ class Service:
 
     async def drain(self, deadline_s: float) -> None:
         """SIGTERM: refuse new requests, let the backend finish what is queued, close the log."""
-        self.draining = True
+        self.admission.draining = True
         for queue in self.queues.values():
             queue.close()
         for task in self._tasks:
@@ -442,7 +228,3 @@ class Service:
         left = max(0.1, end - self.loop.time())
         await self.loop.run_in_executor(None, self.backend.stop, left)
         self.wal.close()
-
-
-#: which application sends each kind (for a 404 that says where to send it)
-_SENDS = {"contexts": "holds features", "decisions": "pulls arms", "rewards": "holds rewards"}
