@@ -81,12 +81,12 @@ def _parsed_fields(party, path: str) -> set[str]:
 
 
 def _replied_statuses() -> set[int]:
-    """Every literal status the serve package answers with: Reply(N, ...) and _error(N, ...)."""
+    """Every literal status the serve package answers with: Reply(N, ...) and error(N, ...)."""
     statuses = set()
     for module in SERVE_PACKAGE.glob("*.py"):
         for node in ast.walk(ast.parse(module.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in ("Reply", "_error") and node.args
+                    and node.func.id in ("Reply", "error") and node.args
                     and isinstance(node.args[0], ast.Constant)):
                 statuses.add(node.args[0].value)
     return statuses
