@@ -22,7 +22,8 @@ from mpcbandit.serve.connections import FILE_RESERVE, Guard, GuardedSite, OncePe
 from mpcbandit.serve.backend import Backend
 from mpcbandit.serve.metrics import CONTENT_TYPE_LATEST
 from mpcbandit.serve.requests import max_body_bytes
-from mpcbandit.serve.service import Reply, Service, ServiceRole
+from mpcbandit.serve.replies import Reply, error
+from mpcbandit.serve.service import Service, ServiceRole
 
 __all__ = ["make_app", "RunningService", "start_service", "drain_and_stop", "serve_forever",
            "run_service"]
@@ -39,8 +40,8 @@ def _json(reply: Reply) -> web.Response:
 
 async def _read_body(request: web.Request, limit: int) -> bytes | Reply:
     """The body, or a 400 naming it if it is larger than limit."""
-    too_big = Reply(400, {"error": f"field 'body': larger than this party accepts ({limit} "
-                                   "bytes)", "field": "body"})
+    too_big = error(400, f"field 'body': larger than this party accepts ({limit} bytes)",
+                    field="body")
     if request.content_length is not None and request.content_length > limit:
         return too_big
     chunks, size = [], 0
@@ -84,8 +85,8 @@ def make_app(service: Service, token: str | None, guard: Guard) -> web.Applicati
             try:
                 response = await handler(request)
             except web.HTTPException as e:  # unknown route or method: JSON like the rest
-                response = _json(Reply(e.status, {"error": f"{e.reason}: {request.method} "
-                                                           f"{request.path}"}))
+                response = _json(error(e.status, f"{e.reason}: {request.method} "
+                                                 f"{request.path}"))
         return response
 
     async def post(request: web.Request) -> web.Response:
