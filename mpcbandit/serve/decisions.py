@@ -10,6 +10,7 @@ from concurrent.futures import Future
 from typing import Callable
 
 from mpcbandit.config import ServeSection
+from mpcbandit.errors import printable
 from mpcbandit.files import OutputError
 from mpcbandit.serve.admission import Admission
 from mpcbandit.serve.backend import Backend, BackendState, Decided, Refused, Ticket
@@ -22,6 +23,8 @@ __all__ = ["Decisions", "REFUSAL_GRACE_S"]
 # How long past serve.decision_timeout_s a decision waits for the backend's own answer (its
 # refusal naming the missing holders is due at the timeout; on a loaded machine it lands after).
 REFUSAL_GRACE_S = 1.0
+#: the most of the backend's reason a 503 carries (/v1/health and the log have all of it)
+REASON_CHARS = 300
 
 
 class Decisions:
@@ -68,9 +71,11 @@ class Decisions:
     def _unfit_to_decide(self) -> Reply | None:
         state = self.state()
         if state.gone:
-            return error(503, f"peer(s) {', '.join(state.gone)} gone: no decision can be made"
-                              + (f" ({state.reason})" if state.reason else ""),
-                         gone=state.gone)
+            # the backend's reason (an error's whole chain, often) stays apart from the error,
+            # which `gone` already says
+            return error(503, f"peer(s) {', '.join(state.gone)} gone: no decision can be made",
+                         gone=state.gone, **({"reason": printable(state.reason, REASON_CHARS)}
+                                             if state.reason else {}))
         if not state.ready:
             return error(503, "not ready: " + (state.reason or "the backend has not said "
                                                "it is ready (peers' hello)"))

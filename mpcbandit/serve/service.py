@@ -132,9 +132,9 @@ class Service:
         newly_gone = sorted(set(self.state.gone) - set(old.gone))
         if newly_gone:
             names = ", ".join(newly_gone)
-            log.error("peer(s) %s gone: decisions fail with 503", names)
-            why = self.state.reason
-            self.decisions.refuse_open(f"peer(s) {names} gone" + (f" ({why})" if why else ""))
+            log.error("peer(s) %s gone: decisions fail with 503 (%s)", names,
+                      self.state.reason or "no reason given")
+            self.decisions.refuse_open(f"peer(s) {names} gone")
 
     def report_op(self, op: str, rounds: int, bytes_sent: int) -> None:
         """Count one op's rounds and bytes."""
