@@ -105,9 +105,17 @@ def _number(value: object, field: str) -> float:
     return number
 
 
-def parse_context(raw: bytes, features: int, max_norm: float | None = None) -> ContextRequest:
+def _bounded(value: float, max_abs: float | None, field: str) -> None:
+    if max_abs is not None and abs(value) > max_abs:
+        raise BadRequest(field, f"{value!r} is beyond ±{max_abs:g}, the largest magnitude this "
+                                "protocol's service takes")
+
+
+def parse_context(raw: bytes, features: int, max_norm: float | None = None,
+                  max_abs: float | None = None) -> ContextRequest:
     """A POST /v1/contexts body: an id and exactly `features` finite numbers (of Euclidean
-    norm at most max_norm, if the protocol bounds it)."""
+    norm at most max_norm and each of magnitude at most max_abs, where the protocol bounds
+    them)."""
     body = _object(raw, ("id", "features"))
     rid = _id(body)
     values = body["features"]
@@ -124,6 +132,9 @@ def parse_context(raw: bytes, features: int, max_norm: float | None = None) -> C
     else:
         numbers = [_number(v, f"features[{i}]") for i, v in enumerate(values)]
         norm = math.sqrt(math.fsum(v * v for v in numbers))
+    if max_abs is not None:
+        for i, v in enumerate(numbers):
+            _bounded(v, max_abs, f"features[{i}]")
     if max_norm is not None and norm > max_norm * (1 + 1e-9):
         raise BadRequest("features", f"norm {norm:.6g} is above {max_norm:g}, the most the "
                                      "protocol takes (scale your slice)")
@@ -135,11 +146,13 @@ def parse_decision(raw: bytes) -> DecisionRequest:
     return DecisionRequest(_id(_object(raw, ("id",))))
 
 
-def parse_reward(raw: bytes, values: tuple[float, ...] = ()) -> RewardRequest:
+def parse_reward(raw: bytes, values: tuple[float, ...] = (),
+                 max_abs: float | None = None) -> RewardRequest:
     """A POST /v1/rewards body: an id and a finite reward (one of values, if the protocol
-    takes only those)."""
+    takes only those; of magnitude at most max_abs, if it bounds them)."""
     body = _object(raw, ("id", "reward"))
     reward = _number(body["reward"], "reward")
+    _bounded(reward, max_abs, "reward")
     if values and reward not in values:
         raise BadRequest("reward", f"{reward!r}: this protocol takes only "
                                    f"{' or '.join(f'{v:g}' for v in values)}")

@@ -24,9 +24,10 @@ class Rewards:
     known, and the closing of decisions whose reward is overdue."""
 
     def __init__(self, serve: ServeSection, values: tuple[float, ...], admission: Admission,
-                 metrics: ServeMetrics):
-        """values: the only rewards taken (empty: any finite number)."""
+                 metrics: ServeMetrics, max_abs: float | None = None):
+        """values: the only rewards taken (empty: any finite number up to max_abs)."""
         self.serve, self.values, self.admission, self.metrics = serve, values, admission, metrics
+        self.max_abs = max_abs
         self.book, self.wal = admission.book, admission.wal
         #: the requests waiting for their id's decision to be known, by id
         self.waiters: dict[str, list[asyncio.Future]] = {}
@@ -37,7 +38,7 @@ class Rewards:
         if refusal:
             return refusal
         try:
-            req = parse_reward(raw, self.values)
+            req = parse_reward(raw, self.values, self.max_abs)
         except BadRequest as e:
             return bad_request(e)
         state = self.book.reward_state(req.id)

@@ -53,6 +53,9 @@ class ServiceRole:
     max_norm: float | None = None
     #: the only rewards taken (empty: any finite number)
     reward_values: tuple[float, ...] = ()
+    #: the largest magnitude of a context value or a reward (None: any finite number), so
+    #: that no accepted request can overflow the protocol's model or its logs
+    max_abs: float | None = None
 
     @property
     def kinds(self) -> list[str]:
@@ -81,7 +84,8 @@ class Service:
         self.admission = Admission(serve, role.party, self.book, self.queues, self.wal)
         self.decisions = Decisions(serve, self.admission, backend, self.metrics,
                                    lambda: self.state)
-        self.rewards = Rewards(serve, role.reward_values, self.admission, self.metrics)
+        self.rewards = Rewards(serve, role.reward_values, self.admission, self.metrics,
+                               role.max_abs)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._inflight = 0
         self._idle: asyncio.Event | None = None
@@ -171,7 +175,8 @@ class Service:
         with self._request():
             req = self.admission.admit("contexts", "contexts (it is no feature holder)", raw,
                                        lambda b: parse_context(b, self.role.features,
-                                                               self.role.max_norm),
+                                                               self.role.max_norm,
+                                                               self.role.max_abs),
                                        self.book.contexts, "a context")
             if isinstance(req, Reply):
                 return req

@@ -76,6 +76,10 @@ class O3mSection(TaskRewards):
     baseline: str = spec("central", choices=("central", "partial"),
                          doc="--plaintext: LinUCB/LinTS on all d features, or the first few only")
     partial_features: int = spec(0, min=0, doc="partial baseline width; 0 = the AP's own block")
+    max_value: float = spec(1e6, min=1e-6, max=1e100,
+                            doc="`serve`: the largest magnitude of a context value or a reward "
+                                "its APIs take (400 beyond it): the AP's sums of outer products "
+                                "stay finite, and its logs valid JSON, for any service's life")
 
     @property
     def dims(self) -> int:

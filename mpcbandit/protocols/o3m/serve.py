@@ -57,13 +57,14 @@ def peers(s, role: str, index: int) -> list[str]:
 
 def service_role(cfg: Config, role: str, index: int) -> ServiceRole:
     """What each party's API takes: a participant its K x d_p columns (arm by arm), the AP
-    also decisions and rewards (any finite number), the PMG nothing."""
+    also decisions and rewards (every value within o3m.max_value), the PMG nothing."""
     s = cfg.section
     name = f"{role}.{index}"
     if role == PMG:
         return ServiceRole(name)
     width = s.arms * s.partition[index if role == PP else 0]
-    return ServiceRole(name, features=width, decides=role == AP, rewards=role == AP)
+    return ServiceRole(name, features=width, decides=role == AP, rewards=role == AP,
+                       max_abs=s.max_value)
 
 
 def source(cfg: Config, role: str, index: int, folder):
