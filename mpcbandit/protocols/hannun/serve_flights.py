@@ -17,7 +17,8 @@ from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.mpc.schedule import EdgeOp
 from mpcbandit.protocols.hannun.ops import DECIDE, opened_arms
-from mpcbandit.protocols.hannun.serve_holder import HAVE, REWARD as P2, expect_flags
+from mpcbandit.protocols.hannun.serve_holder import REWARD as P2
+from mpcbandit.protocols.hannun.serve_holder_queue import HAVE, expect_flags
 from mpcbandit.protocols.hannun.serve_order import OpOrder
 from mpcbandit.serve.loop import OPS, POLL_S, UP
 
