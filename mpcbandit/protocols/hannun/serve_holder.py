@@ -13,11 +13,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 
 import numpy as np
 
-from mpcbandit.bodies import expect_field, expect_seconds
+from mpcbandit.bodies import expect_field
 from mpcbandit.data.hannun_data import feature_slices
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
@@ -26,14 +25,14 @@ from mpcbandit.mpc.shares import AShare
 from mpcbandit.protocols.hannun import protocol as hannun
 from mpcbandit.protocols.hannun.ops import (DECIDE, UPDATE, decide, initial_state,
                                               share_contexts, update)
+from mpcbandit.protocols.hannun.serve_holder_queue import HAVE, OpQueue, Pending
 from mpcbandit.protocols.hannun.stream import ServedExploration
-from mpcbandit.serve.loop import OPS, UP, Follower, ServeContext
+from mpcbandit.serve.loop import UP, Follower, ServeContext
 
-__all__ = ["HAVE", "ContextStore", "expect_flags", "run_holder"]
+__all__ = ["ContextStore", "run_holder"]
 
 log = logging.getLogger("mpcbandit.serve")
 
-HAVE = "serve.have"          # each holder tells the others and p' which slices it has
 ROUNDS = "serve.rounds"      # the holders' merged rounds (every op's messages among them)
 #: model versions a holder keeps: p' names the last it knows applied, one more may be done
 KEEP_VERSIONS = 3
@@ -123,15 +122,6 @@ class ContextStore:
         self._thread.join(1.0)
 
 
-class _Pending:
-    """An op of p''s this holder has read and not started: its place in p''s order and each
-    holder's word that it is ready for it (a prepare's: its flags on its slices)."""
-
-    def __init__(self, op: dict, seq: int, until: float):
-        self.op, self.seq, self.until = op, seq, until
-        self.ready: dict[str, object] = {}
-
-
 class _Stopped(Exception):
     """p' stopped the service (by: the party that stopped it)."""
 
@@ -144,14 +134,6 @@ def _share_and_decide(eng, holders, state, mine, me, explore, puller):
     xs = yield from share_contexts(eng, holders, mine, me)
     yield from decide(eng, state, xs, explore, puller)
     return xs
-
-
-def expect_flags(body, count: int, peer: str) -> list[bool]:
-    if not isinstance(body, list) or len(body) != count or not all(isinstance(b, bool)
-                                                                    for b in body):
-        raise ProtocolError(peer, HAVE, f"expected {count} bools (which slices it has), got "
-                                        f"{str(body)[:80]}")
-    return body
 
 
 def _model(op: dict, latest: int) -> int:
@@ -167,9 +149,8 @@ def _model(op: dict, latest: int) -> int:
 class _Holder:
     """One feature holder's state and its answers to each op. The holders run their ops in
     merged rounds (mpcbandit/mpc/schedule.py): a decision batch starts while an update or
-    earlier batches are under way, reading the model version p' names; each holder's round
-    message carries its word that it is ready for the ops it read, and an op starts, in p''s
-    order, after the round in which the last word on it came."""
+    earlier batches are under way, reading the model version p' names; an op starts once
+    every holder said it is ready for it (its OpQueue, serve_holder_queue.py)."""
 
     def __init__(self, ctx: ServeContext, holders: list[str]):
         s = ctx.section
@@ -197,18 +178,12 @@ class _Holder:
         self.updating = False
         self.sched = RoundScheduler(ctx.chan, ROUNDS, holders, ctx.name)
         self.sched.probe_delay(holders[0])   # for the fit the lead reports (report_fit)
-        self.name = ctx.name
-        #: p''s ops read and not started
-        self.pending: deque[_Pending] = deque()
-        #: how many were read, the next one's seq: counted, as with none pending nothing else
-        #: says it (follower.n counts numbered ops only: not a checkpoint, "live" or "stop")
-        self.read = 0
-        #: the others' words on ops this holder has not read yet: seq -> {holder: word}
-        self.early: dict[int, dict[str, object]] = {}
         width = len(feature_slices(s)[self.me])
         lookup = ctx.source if hasattr(ctx.source, "features_of") else None  # a data folder
         self.store = ContextStore(ctx.port, lookup, width, **store,
                                   expire_s=ctx.config.serve.reward_timeout_s)
+        self.queue = OpQueue(ctx.chan, self.follower, self.store, holders, ctx.name,
+                             [PULLER, REWARD])
         ack = ((lambda first: self.chan.send(DEALER_LABEL, DEALER, {"explore_at": first}))
                if lead else None)
         if lead:
@@ -216,68 +191,6 @@ class _Holder:
         self.explore = ServedExploration(ctx.chan, DEALER, s, lead, t, ack)
 
     # ------------------------------------------------------------ which ops start when
-    def read_op(self, wait: bool = False) -> bool:
-        """Read p''s next op if it has arrived (wait: until it comes); whether one was."""
-        if not wait and not self.chan.arrived(OPS, PULLER):
-            return False
-        op = self.follower.next_op(wait_s=None if wait else 0.0)
-        if op is None:
-            return False
-        until = (time.monotonic() + expect_seconds(op.get("wait_s"), PULLER,
-                                                   f"{HAVE} op {op.get('n')} wait_s")
-                 if op["kind"] == "prepare" else 0.0)
-        self.pending.append(_Pending(op, self.read, until))
-        self.read += 1
-        return True
-
-    def my_word(self, p: "_Pending", block: bool):
-        """This holder's word that it is ready for p (None: not yet): a prepare's flags once
-        it has its slices or its wait is over (block: wait for that), an update once p''s
-        and p'''s inputs are here (a round waiting for them would hold every op back)."""
-        kind = p.op["kind"]
-        if kind == "prepare":
-            ids = expect_field(p.op, "ids", list, PULLER, f"{HAVE} op {p.op.get('n')}")
-            left = max(0.0, p.until - time.monotonic())
-            have = self.store.wait(ids, left if block else 0.0)
-            return have if all(have) or time.monotonic() >= p.until else None
-        if kind == "update" and not block:
-            return True if all(self.chan.arrived(UPDATE, q) for q in (PULLER, REWARD)) else None
-        return True
-
-    def announce(self, block: bool) -> list:
-        """The words this holder has not given yet ([seq, word] each); a prepare's flags go to
-        p' too. block: the first op's word is waited for (nothing is under way)."""
-        words = []
-        for k, p in enumerate(self.pending):
-            if self.name not in p.ready:
-                word = self.my_word(p, block and k == 0)
-                if word is not None:
-                    p.ready[self.name] = word
-                    words.append([p.seq, word])
-                    if p.op["kind"] == "prepare":
-                        self.chan.send(HAVE, PULLER, word)
-        return words
-
-    def hear(self, headers: dict) -> None:
-        """The other holders' words of this round (one on an op this holder has not read yet
-        waits for it)."""
-        tag = f"{ROUNDS} round {self.sched.rounds}"
-        for peer, words in headers.items():
-            if not isinstance(words, list):
-                raise ProtocolError(peer, tag, f"expected words [[seq, word]], got {words!r:.60}")
-            for word in words:
-                first = self.pending[0].seq if self.pending else self.read
-                if (not isinstance(word, list) or len(word) != 2 or isinstance(word[0], bool)
-                        or not isinstance(word[0], int) or word[0] < first
-                        or peer in self.early.get(word[0], {})):
-                    raise ProtocolError(peer, tag, f"a word on no op waiting: {str(word)[:60]}")
-                self.early.setdefault(word[0], {})[peer] = word[1]
-        for p in self.pending:
-            for peer, word in self.early.pop(p.seq, {}).items():
-                if p.op["kind"] == "prepare":
-                    expect_flags(word, len(p.op["ids"]), peer)
-                p.ready[peer] = word
-
     def may_start(self, op: dict) -> bool:
         """What every holder knows alike: an update once the last has ended, a batch once the
         version it reads exists, a checkpoint or a stop with nothing under way."""
@@ -288,17 +201,8 @@ class _Holder:
             return _model(op, self.updates) <= self.updates
         return kind == "drop" or self.sched.idle
 
-    def start_ready(self) -> None:
-        """Start, in p''s order, the ops every holder said it is ready for."""
-        while self.pending:
-            p = self.pending[0]
-            if len(p.ready) < len(self.holders) or not self.may_start(p.op):
-                return
-            self.pending.popleft()
-            self.handle(p)
-
     # ------------------------------------------------------------ the ops
-    def prepare(self, p: "_Pending") -> None:
+    def prepare(self, p: Pending) -> None:
         """The ids every holder has a slice of (their words) are decided in one batch."""
         n = expect_field(p.op, "n", int, PULLER, f"{HAVE} op {p.op.get('n')}")
         flags = [p.ready[h] for h in self.holders]
@@ -354,7 +258,7 @@ class _Holder:
             if ids else None})
         self.follower.saved(n)
 
-    def handle(self, p: "_Pending") -> None:
+    def handle(self, p: Pending) -> None:
         """Start or apply one of p''s ops ("stop" raises _Stopped)."""
         op = p.op
         kind = op["kind"]
@@ -398,16 +302,19 @@ class _Holder:
         (every holder is at the same point, with the same first op); otherwise a round of the
         ops under way carrying each holder's words on the ops it read (with nothing under way,
         the first prepare's word is waited for)."""
+        queue = self.queue
         if self.sched.idle:
-            if not self.pending:
-                self.read_op(wait=True)
-            if self.pending[0].op["kind"] != "prepare":
-                self.handle(self.pending.popleft())
+            if not queue.pending:
+                queue.read_op(wait=True)
+            if queue.pending[0].op["kind"] != "prepare":
+                self.handle(queue.pending.popleft())
                 return
-        while self.read_op():
+        while queue.read_op():
             pass
-        self.hear(self.sched.step(self.announce(block=self.sched.idle)))
-        self.start_ready()
+        headers = self.sched.step(queue.announce(block=self.sched.idle))
+        queue.hear(headers, f"{ROUNDS} round {self.sched.rounds}")
+        for p in queue.ready(self.may_start):
+            self.handle(p)
         self.report_fit()
 
 
