@@ -52,22 +52,23 @@ class Channel:
         without it every link uses session. max_buffered_bytes: unread bytes one peer may have
         waiting here (default: BUFFERED_MESSAGES_DEFAULT x max_bytes)."""
         self.me, self.peers, self.link, self.session = me, frozenset(peers), link, session
-        self._session_out = {p: (link_sessions or {}).get(p, (session, session))[0] for p in self.peers}
+        session_out = {p: (link_sessions or {}).get(p, (session, session))[0] for p in self.peers}
         session_in = {p: (link_sessions or {}).get(p, (session, session))[1] for p in self.peers}
         self.deadline_s, self.max_bytes = deadline_s, max_bytes
         self.max_buffered_bytes = max_buffered_bytes or BUFFERED_MESSAGES_DEFAULT * max_bytes
         self.stats = RoundStats()
-        self._encoder = Encoder()  # one packer for both kinds of message
+        encoder = Encoder()  # one reusable packer per channel, for both kinds of message
+        # the next protocol sequence number per peer: the outbox numbers, a bye counts them
         self._seq_out: dict[str, int] = defaultdict(int)
         self._inbox = inbox = Inbox(me, self.peers, link, session_in, deadline_s=deadline_s,
                                     max_bytes=max_bytes, max_buffered_bytes=self.max_buffered_bytes,
                                     net=net)
-        self._control = ctl = PeerControl(me, self.peers, link, encoder=self._encoder,
-                                          session_out=self._session_out, seq_out=self._seq_out,
+        self._control = ctl = PeerControl(me, self.peers, link, encoder=encoder,
+                                          session_out=session_out, seq_out=self._seq_out,
                                           inbox=inbox, deadline_s=deadline_s)
         inbox.heed(ctl)  # the pump hands control messages over and acknowledges reads
-        self._outbox = Outbox(me, self.peers, link, encoder=self._encoder,
-                              session_out=self._session_out, seq_out=self._seq_out, inbox=inbox,
+        self._outbox = Outbox(me, self.peers, link, encoder=encoder,
+                              session_out=session_out, seq_out=self._seq_out, inbox=inbox,
                               control=ctl, deadline_s=deadline_s,
                               emulated=bool(net and net.emulated))
         # a round's hot path: the parts' state and methods bound once here, not looked up
@@ -88,27 +89,16 @@ class Channel:
     def hops(self, value: int) -> None:
         self._inbox.hops = value
 
-    @property
-    def peak_buffered_bytes(self) -> int:
-        """The most unread bytes any one peer had waiting here."""
-        return self._inbox.peak_buffered_bytes
+    # the parts' counters, read as the channel's own (a run's record, tests)
+    peak_buffered_bytes = property(lambda self: self._inbox.peak_buffered_bytes,
+                                   doc="The most unread bytes any one peer had waiting here.")
+    duplicates_dropped = property(lambda self: self._inbox.duplicates_dropped,
+                                  doc="Messages dropped as replays or duplicates.")
+    control_messages = property(lambda self: self._control.messages,
+                                doc="The channel's own messages sent (bye, ack, abort).")
+    control_bytes = property(lambda self: self._control.bytes,
+                             doc="The bytes of the channel's own messages sent.")
 
-    @property
-    def duplicates_dropped(self) -> int:
-        """Messages dropped as replays or duplicates."""
-        return self._inbox.duplicates_dropped
-
-    @property
-    def control_messages(self) -> int:
-        """The channel's own messages sent (bye, ack, abort)."""
-        return self._control.messages
-
-    @property
-    def control_bytes(self) -> int:
-        """The bytes of the channel's own messages sent."""
-        return self._control.bytes
-
-    # ------------------------------------------------------------ public API
     def exchange(self, label: str, send: Mapping[str, Any] | None = None,
                  recv: Iterable[str] = (), *, deadline_s: float | None = None) -> dict[str, Any]:
         """One round: send each peer its message, then receive one message from each in recv.
@@ -219,7 +209,7 @@ class Channel:
         """Count compute time and hops from now (set-up before the protocol is not the
         protocol's)."""
         self._idle_since = time.perf_counter()
-        self._inbox.hops = 0
+        self.hops = 0
 
     def finish(self) -> float:
         """The closing handshake: say bye to every peer still running and wait until each has
