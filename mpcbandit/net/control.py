@@ -1,6 +1,6 @@
 """The channel's own messages, beside the protocol's: the closing handshake and the news of a
-failure. What each carries, and the checks a receiver makes (pure functions; the channel
-sends and waits).
+failure. What each carries, and the checks a receiver makes (pure functions; the channel's
+``PeerControl``, peer_control.py, sends and waits).
 
 - ``~bye {"sent": n}``: the sender's last message on the link; it sent n protocol messages
   before it. The receiver checks that it accepted n (nothing lost), answers ``~ack`` with

@@ -4,9 +4,10 @@
 Sending through a DEALER queues messages until the peer is up, so nothing is dropped by a
 ROUTER that has not heard from its peer yet; the ROUTER still sets ROUTER_MANDATORY so a
 reply through it could never vanish silently. At start every party says hello to each peer
-and waits (bounded) for each peer's hello. On the wire a message is its frames alone (the
-envelope, then any large buffers): a small message is one frame, the tag inside the envelope;
-a hello is an empty frame and the greeting.
+and waits (bounded) for each peer's hello (hello.py). On the wire a message is its frames alone
+(the envelope, then any large buffers): a small message is one frame, the tag inside the
+envelope; a hello is an empty frame and the greeting. Each DEALER's connection is watched
+(connections.py): a peer whose connection stays down can be named.
 
 With CURVE (``curve`` given) the authenticator runs before anything binds, is checked to
 refuse an unknown key, and the sender of every message is the party whose key it proved
@@ -16,25 +17,21 @@ refuse an unknown key, and the sender of every message is the party whose key it
 from __future__ import annotations
 
 import errno
-import logging
 import math
 import resource
 import time
-from collections import deque
 
 import numpy as np
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from mpcbandit.errors import PeerTimeout, ProtocolError
-from mpcbandit.stop import check_stop
+from mpcbandit.net.connections import ConnectionWatch, stop_monitor
+from mpcbandit.net.hello import DEFAULT_GREETING, HELLO_TAG, Hello
 from mpcbandit.net.security import CurveSetup, PartyAuthenticator, check_refuses_unknown_keys
 
-__all__ = ["ZmqLink", "HELLO_TAG", "ZERO_COPY_BYTES", "leaves_uncopied", "raise_file_limit"]
+__all__ = ["ZmqLink", "HELLO_TAG", "ZERO_COPY_BYTES", "leaves_uncopied", "raise_file_limit",
+           "stop_monitor"]
 
-log = logging.getLogger("mpcbandit.net")
-
-HELLO_TAG = b""
 #: messages queued per peer and direction before a sender waits for its reader: parties that
 #: only send (input holders, passive participants) would otherwise run unboundedly ahead
 QUEUE_MESSAGES = 1000
@@ -56,19 +53,11 @@ def leaves_uncopied(frame) -> bool:
     return True
 
 
-_HELLO = b"hello"
-#: seconds between "waiting for hello" log lines
-_WAIT_LOG_S = 5.0
-#: refused keys quoted in a hello timeout (the rest are counted)
-_REFUSED_SHOWN = 3
-#: how often a party waiting for hellos looks for a request to stop
-_STOP_CHECK_S = 0.5
 _HEARTBEAT_MS = 1000
 _HANDSHAKE_MS = 5000
 _TIMEOUT_STEP_MS = 250
 # plain ints: combining pyzmq's enum flags runs Python code on every message
 _SNDMORE, _NOBLOCK = int(zmq.SNDMORE), int(zmq.NOBLOCK)
-_LINK_EVENTS = zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
 
 
 def _wait_ms(timeout_s: float) -> int:
@@ -93,14 +82,29 @@ def raise_file_limit() -> int:
     return soft
 
 
-def stop_monitor(sock: zmq.Socket, mon: zmq.Socket) -> None:
-    """Stop sock's monitor and close its socket. libzmq's last event (MONITOR_STOPPED) waits
-    for room in the monitor's queue, so events left unread (a peer failing to connect again
-    and again fills it) would block disable_monitor for ever: they are read first."""
-    while mon.poll(0):
-        mon.recv_multipart()
-    sock.disable_monitor()
-    mon.close(linger=0)
+def _router_options(router: zmq.Socket, max_bytes: int) -> None:
+    """Set the ROUTER's options: replies never dropped silently, a bounded handshake, its
+    queue, and the largest message it takes."""
+    router.setsockopt(zmq.ROUTER_MANDATORY, 1)
+    # a connection that has not finished its handshake by then is dropped: plain TCP
+    # connections (no key needed) cannot pile up and fill the file table
+    router.setsockopt(zmq.HANDSHAKE_IVL, _HANDSHAKE_MS)
+    router.setsockopt(zmq.RCVHWM, QUEUE_MESSAGES)
+    # zmq drops an oversize message and the connection; leave headroom so frames just
+    # above our cap reach the codec and get a named ProtocolError instead
+    router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
+
+
+def _dealer_options(dealer: zmq.Socket, me: str, send_timeout_s: float) -> None:
+    """Set a DEALER's options: our name as its routing id, its queue, its heartbeats."""
+    dealer.setsockopt(zmq.ROUTING_ID, me.encode())
+    dealer.setsockopt(zmq.SNDHWM, QUEUE_MESSAGES)
+    # ZMTP pings find a peer whose host vanished without closing the connection; only well
+    # after a send to it would have timed out: a dropped connection loses what was queued,
+    # and a frozen peer must be named by that timeout
+    dealer.setsockopt(zmq.HEARTBEAT_IVL, _HEARTBEAT_MS)
+    dealer.setsockopt(zmq.HEARTBEAT_TIMEOUT, min(max(3 * _HEARTBEAT_MS,
+                                                     int(2 * send_timeout_s * 1000)), 2**31 - 1))
 
 
 class ZmqLink:
@@ -114,25 +118,14 @@ class ZmqLink:
         self.curve = curve
         self._linger_ms = int(linger_s * 1000)
         self._ctx = zmq.Context()
-        self._pending: deque = deque()
-        # the peers' hellos, what they sent meanwhile, the next log line: kept across attempts
-        self._greetings: dict[str, bytes] = {}
-        self._pending_bytes: dict[str, int] = {}
-        self._next_hello_log = 0.0
         self._rcvtimeo = -1
         self.auth: PartyAuthenticator | None = None
+        self._connections = ConnectionWatch()
         try:
             if curve is not None:
                 self.auth = PartyAuthenticator(self._ctx, curve.roster, set(self.peers)).start_for()
             self.router = self._socket(zmq.ROUTER)
-            self.router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-            # a connection that has not finished its handshake by then is dropped: plain TCP
-            # connections (no key needed) cannot pile up and fill the file table
-            self.router.setsockopt(zmq.HANDSHAKE_IVL, _HANDSHAKE_MS)
-            self.router.setsockopt(zmq.RCVHWM, QUEUE_MESSAGES)
-            # zmq drops an oversize message and the connection; leave headroom so frames just
-            # above our cap reach the codec and get a named ProtocolError instead
-            self.router.setsockopt(zmq.MAXMSGSIZE, max_bytes + 1024 * 1024)
+            _router_options(self.router, max_bytes)
             if curve is not None:
                 self.router.curve_server = True
             try:
@@ -143,19 +136,10 @@ class ZmqLink:
                 check_refuses_unknown_keys(self._ctx, bind_addr, curve.keypair.public)
                 self.auth.refused.clear()
             self.dealers: dict[str, zmq.Socket] = {}
-            self._monitors: dict[str, zmq.Socket] = {}
-            self._down_since: dict[str, float | None] = {}
             for peer, addr in self.peers.items():
                 d = self._socket(zmq.DEALER)
-                d.setsockopt(zmq.ROUTING_ID, me.encode())
-                d.setsockopt(zmq.SNDHWM, QUEUE_MESSAGES)
-                # ZMTP pings find a peer whose host vanished without closing the connection;
-                # only well after a send to it would have timed out: a dropped connection
-                # loses what was queued, and a frozen peer must be named by that timeout
-                d.setsockopt(zmq.HEARTBEAT_IVL, _HEARTBEAT_MS)
-                d.setsockopt(zmq.HEARTBEAT_TIMEOUT, min(max(3 * _HEARTBEAT_MS,
-                                                            int(2 * send_timeout_s * 1000)), 2**31 - 1))
-                self._monitors[peer] = d.get_monitor_socket(_LINK_EVENTS)
+                _dealer_options(d, me, send_timeout_s)
+                self._connections.watch(peer, d)
                 if curve is not None:
                     d.curve_serverkey = curve.roster.keys[peer]
                 d.connect(addr)
@@ -170,6 +154,8 @@ class ZmqLink:
         except BaseException:
             self._teardown(linger_ms=0)
             raise
+        self._hello = Hello(self.peers, self.dealers, self._recv, self.auth)
+        self._pending = self._hello.pending  # what arrived during the hello: handed over first
 
     def _socket(self, kind: int) -> zmq.Socket:
         sock = self._ctx.socket(kind)
@@ -179,7 +165,7 @@ class ZmqLink:
             sock.curve_secretkey = self.curve.keypair.secret
         return sock
 
-    def hello(self, timeout_s: float, greeting: bytes = _HELLO,
+    def hello(self, timeout_s: float, greeting: bytes = DEFAULT_GREETING,
               max_pending_bytes: int | None = None) -> dict[str, bytes]:
         """Greet every peer with greeting, wait until every peer has greeted us; their greetings.
 
@@ -187,52 +173,11 @@ class ZmqLink:
         (the channel's cap on unread bytes); past it the sender is refused by name. A hello
         that timed out may be tried again: the greetings received so far are kept (a peer that
         has finished its own hello greets only once)."""
-        for d in self.dealers.values():
-            d.send_multipart([HELLO_TAG, greeting])
-        greetings, pending_bytes = self._greetings, self._pending_bytes
-        deadline = time.monotonic() + timeout_s
-        next_log = self._next_hello_log
-        while len(greetings) < len(self.peers):
-            now = time.monotonic()
-            waiting = sorted(set(self.peers) - set(greetings))
-            if now >= next_log:
-                log.info("waiting for hello from %s (%.0f s left)", ", ".join(waiting), deadline - now)
-                next_log = self._next_hello_log = now + _WAIT_LOG_S
-            check_stop()
-            remaining = min(deadline, next_log, now + _STOP_CHECK_S) - now
-            got = self._recv(remaining) if remaining > 0 else None
-            if got is None:
-                if time.monotonic() >= deadline:
-                    raise self._hello_timeout(waiting, timeout_s)
-                continue
-            if got[1][0] == HELLO_TAG:
-                if got[0] in self.peers and got[0] not in greetings:
-                    greetings[got[0]] = bytes(got[1][1]) if len(got[1]) > 1 else b""
-            else:
-                sender, frames = got
-                held = pending_bytes.get(sender, 0) + sum(len(f) for f in frames)
-                if max_pending_bytes is not None and held > max_pending_bytes:
-                    raise ProtocolError(sender, "?", f"{held} unread bytes sent before the hello "
-                                        f"completed, above the cap of {max_pending_bytes} "
-                                        "(run.max_buffered_mb): a peer flooding")
-                pending_bytes[sender] = held
-                self._pending.append(got)
-        log.info("hello from every peer: %s", ", ".join(sorted(greetings)))
-        return greetings
+        return self._hello.greet(timeout_s, greeting, max_pending_bytes)
 
     def not_greeted(self) -> list[str]:
         """The peers whose hello has not arrived yet (sorted)."""
-        return sorted(set(self.peers) - set(self._greetings))
-
-    def _hello_timeout(self, waiting: list[str], timeout_s: float) -> PeerTimeout:
-        err = PeerTimeout(", ".join(waiting), "hello", timeout_s)
-        refused = sorted(set(self.auth.refused)) if self.auth is not None else []
-        if refused:
-            shown = ", ".join(refused[:_REFUSED_SHOWN])
-            more = f" and {len(refused) - _REFUSED_SHOWN} more" if len(refused) > _REFUSED_SHOWN else ""
-            err.args = (f"{err}; refused {len(refused)} connection(s) with unknown CURVE "
-                        f"key(s): {shown}{more}",)
-        return err
+        return self._hello.not_greeted()
 
     def send(self, peer: str, frames: list) -> None:
         """Queue frames (one message) for peer; waits at most send_timeout_s while its queue is full."""
@@ -273,10 +218,7 @@ class ZmqLink:
         sock = self.dealers.pop(peer, None)
         if sock is None:
             return
-        mon = self._monitors.pop(peer, None)
-        if mon is not None:
-            stop_monitor(sock, mon)
-        self._down_since.pop(peer, None)
+        self._connections.stop(peer, sock)
         sock.close(linger=self._linger_ms)
 
     def poll(self, timeout_s: float) -> tuple[str, list] | None:
@@ -326,19 +268,7 @@ class ZmqLink:
 
     def down_for(self, peer: str) -> float | None:
         """Seconds the connection to peer has been down after it was up, else None."""
-        mon = self._monitors.get(peer)
-        while mon is not None and mon.poll(0):
-            event = recv_monitor_message(mon)["event"]
-            if event == zmq.EVENT_CONNECTED:
-                if self._down_since.get(peer) is not None:
-                    log.warning("connection to %s is back after %.1f s", peer,
-                                time.monotonic() - self._down_since[peer])
-                self._down_since[peer] = None
-            elif event == zmq.EVENT_DISCONNECTED and self._down_since.get(peer) is None:
-                log.warning("connection to %s dropped", peer)
-                self._down_since[peer] = time.monotonic()
-        since = self._down_since.get(peer)
-        return None if since is None else time.monotonic() - since
+        return self._connections.down_for(peer)
 
     def _drain(self) -> None:
         while self.router.getsockopt(zmq.RCVMORE):
@@ -351,8 +281,7 @@ class ZmqLink:
 
     def _teardown(self, linger_ms: int) -> None:
         for peer, d in getattr(self, "dealers", {}).items():
-            if peer in self._monitors:
-                stop_monitor(d, self._monitors.pop(peer))
+            self._connections.stop(peer, d)
             d.close(linger=linger_ms)
         if hasattr(self, "router"):
             self.router.close(linger=0)
