@@ -48,7 +48,7 @@ def test_one_party_told_to_stop_stops_the_service_at_a_shared_checkpoint(tmp_pat
                  "p' names the holder that stopped")
         status, body, _ = apps.decide("after")
         assert status == 503 and body["gone"] == ["feature_holder.1"]
-        assert "feature_holder.1 stopped: start every party again with --resume" in body["error"]
+        assert "feature_holder.1 stopped: start every party again with --resume" in body["reason"]
         assert svc.stop() == 0
         saved = {p.name: sorted(x.name for x in (p / "checkpoints" / p.name).glob("[0-9]*"))
                  for p in out.iterdir() if (p / "checkpoints").is_dir() and p.name != "dealer.0"}
