@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from mpcbandit.data import open_data_file
-from mpcbandit.data.tables import Block, TableFile, find_table
+from mpcbandit.data.tables import Block, TableFile, check_ids, find_table
 from mpcbandit.errors import DataError
 
 __all__ = ["IDS_FILE", "BUILTIN", "IdList", "NoData", "StepTable", "RowsById", "read_id_list",
@@ -62,7 +62,7 @@ def party_folder(folder: Path, party: str) -> Path:
 
 
 def read_id_list(folder: Path, party: str) -> IdList:
-    """folder/ids.csv, checked: a header 'id', then unique ids."""
+    """folder/ids.csv, checked: a header 'id', then unique ids of at most MAX_ID_CHARS."""
     path = party_folder(folder, party) / IDS_FILE
     h = hashlib.sha256()
     with open_data_file(path, text=True) as f:
@@ -85,6 +85,7 @@ def read_id_list(folder: Path, party: str) -> IdList:
             raise DataError(f"{path}: not CSV text ({e})") from None
     if not ids:
         raise DataError(f"{path}: no ids")
+    check_ids(ids, path, 0)
     _refuse_duplicates(ids, f"{party}: {path}")
     return IdList(path, ids, "sha256:" + h.hexdigest()[:32])
 
