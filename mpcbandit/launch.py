@@ -272,7 +272,8 @@ def run_local(cfg: Config, out_dir: Path, *, plaintext: bool = False, echo=print
     out_dir = Path(out_dir)
     # the folder is claimed, never chmodded: one we make is 0700, and every file in it 0600
     with nullcontext() if lock is not None else RunLock(out_dir):
-        data_dir = data_dir and get_protocol(cfg.protocol).data_folders(data_dir)
+        data_dir = data_dir and get_protocol(cfg.protocol).data_folders(
+            data_dir, [p.name for p in cfg.parties()])
         if plaintext:
             return run_plaintext(cfg, out_dir, echo, data_dir, replay_of)
         if resume_from is None:

@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from mpcbandit.data import open_data_file
-from mpcbandit.data.tables import Block, TableFile, find_table
+from mpcbandit.data.tables import Block, TableFile, check_ids, find_table
 from mpcbandit.errors import DataError
 
 __all__ = ["IDS_FILE", "BUILTIN", "IdList", "NoData", "StepTable", "RowsById", "read_id_list",
-           "party_folder", "no_data", "load_steps"]
+           "party_folder", "own_folders", "no_data", "load_steps"]
 
 IDS_FILE = "ids.csv"
 #: what a role reading the built-in task declares in the hello in place of an id list
@@ -61,8 +61,28 @@ def party_folder(folder: Path, party: str) -> Path:
     return Path(folder)
 
 
+def own_folders(data_dir: Path, parties: list[str]) -> None:
+    """A DataError naming two parties and the real folder if their folders data_dir/<party> are
+    one folder: one a link to the other's, or both links to a third."""
+    seen: dict[tuple[int, int], str] = {}
+    for name in parties:
+        folder = Path(data_dir) / name
+        try:
+            st = folder.stat()
+        except OSError:
+            continue  # a folder missing or unreadable is its party's to name, when it reads it
+        # by device and inode, not by path: a bind mount or a link in any component aliases too
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first = Path(data_dir) / seen[key]
+            raise DataError(f"--data: parties {seen[key]} and {name} would read the same data: "
+                            f"{first} and {folder} are one folder, {folder.resolve()} (each party "
+                            "reads a folder of its own; a link to a folder elsewhere is fine)")
+        seen[key] = name
+
+
 def read_id_list(folder: Path, party: str) -> IdList:
-    """folder/ids.csv, checked: a header 'id', then unique ids."""
+    """folder/ids.csv, checked: a header 'id', then unique ids of at most MAX_ID_CHARS."""
     path = party_folder(folder, party) / IDS_FILE
     h = hashlib.sha256()
     with open_data_file(path, text=True) as f:
@@ -85,6 +105,7 @@ def read_id_list(folder: Path, party: str) -> IdList:
             raise DataError(f"{path}: not CSV text ({e})") from None
     if not ids:
         raise DataError(f"{path}: no ids")
+    check_ids(ids, path, 0)
     _refuse_duplicates(ids, f"{party}: {path}")
     return IdList(path, ids, "sha256:" + h.hexdigest()[:32])
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from mpcbandit.checkpoint import FINISHED, CheckpointStore, finished
 from mpcbandit.config import Config
-from mpcbandit.data.folder import party_folder
+from mpcbandit.data.folder import own_folders, party_folder
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
@@ -120,12 +120,14 @@ class Protocol:
             return None
         return self.sources(cfg, role, index, None if folder is None else Path(folder))
 
-    def data_folders(self, data_dir: Path) -> Path:
-        """data_dir (resolved), the parent of every party's folder: refused if this protocol
-        reads no data or it is not a folder."""
+    def data_folders(self, data_dir: Path, parties: list[str]) -> Path:
+        """data_dir (resolved), the parent of every party's folder data_dir/<party>: refused if
+        this protocol reads no data, it is not a folder, or two parties' folders are one."""
         if self.sources is None:
             raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
-        return party_folder(Path(data_dir).resolve(), "--data")
+        data_dir = party_folder(Path(data_dir).resolve(), "--data")
+        own_folders(data_dir, parties)
+        return data_dir
 
     def reference(self, cfg: Config, data_dir: Path | None = None,
                   replay_of: dict | None = None) -> dict:
