@@ -61,3 +61,17 @@ def test_a_folder_linked_outside_the_data_folder_is_read(demo, tmp_path):
     linked = run_local(cfg, tmp_path / "linked", plaintext=True, echo=lambda *a: None,
                        data_dir=data)
     assert linked["sum"] == plain["sum"] and linked["digest"] == plain["digest"]
+
+
+def test_a_services_holder_folder_linked_to_anothers_is_refused_before_anything_is_written(
+        tmp_path):
+    from mpcbandit.serve.local import serve_local
+    from mpcbandit.shipped_configs import config_path
+
+    cfg = load_config(config_path("hannun-synthetic"), ["hannun.norms=\"scale\""])
+    data = write_split(cfg, tmp_path / "data")
+    relink(data / "feature_holder.1", data / "feature_holder.0")
+    with pytest.raises(DataError) as e:
+        serve_local(cfg, tmp_path / "svc", data_dir=data)
+    assert "feature_holder.0 and feature_holder.1" in str(e.value)
+    assert not (tmp_path / "svc" / "run.json").exists()

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from mpcbandit.config import Config, load_config
+from mpcbandit.data.folder import own_folders
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.local_procs import local_network, spawn, stop_all
@@ -77,6 +78,9 @@ def serve_local(cfg: Config | None, out_dir: Path, *, resume: bool = False,
             meta = {"serve": True, "config": str(Path(cfg.source).resolve()),
                     "overrides": list(cfg.overrides), "run_id": secrets.token_hex(16),
                     "insecure": insecure, "data": data_dir and str(Path(data_dir).resolve())}
+        if meta.get("data"):  # as `run --data`: no two parties read one folder
+            own_folders(Path(meta["data"]), [f"{r}.{i}" for r, i in _service_parties(cfg)])
+        if not resume:
             write_json(out_dir / SERVICE_FILE, meta)
         parties = _service_parties(cfg)
         cfg = local_network(cfg, out_dir, keys=not resume)
