@@ -12,7 +12,10 @@ import numpy as np
 
 from mpcbandit.errors import ConfigError, DataError
 
-__all__ = ["BanditData", "check_file", "data_root", "open_data_file", "read_data_file",
+#: the id column of every table (docs/data.md)
+ID = "id"
+
+__all__ = ["ID", "BanditData", "check_file", "data_root", "open_data_file", "read_data_file",
            "resolve_data_path"]
 
 

@@ -8,10 +8,10 @@ Formats, by the file's suffix:
 Every cell is checked as it is read: a cell that is not a number, NaN or infinite, or a row with
 too few or too many cells is a DataError naming the file, the row (1 = the first row of data)
 and the column. ``kind = "uint64"`` reads integers in [0, 2^64) exactly (the demo's inputs).
-An .npy array's dtype and a Parquet column's type must fit the kind (one rule, ``_fits``: no
+An .npy array's dtype and a Parquet column's type must fit the kind (one rule, ``TableFile.fits``: no
 bools, no floats for integers), and an id is at most MAX_ID_CHARS characters in any format. A
 Parquet file's metadata is checked before a row is read: no column chunk may unpack to more
-than its rows could hold with every cell within those bounds.
+than its rows could hold with every cell within those bounds (parquet_tables.py).
 """
 
 from __future__ import annotations
@@ -24,28 +24,22 @@ from pathlib import Path
 
 import numpy as np
 
-from mpcbandit.data import check_file, open_data_file
+from mpcbandit.data import ID, check_file, open_data_file
+from mpcbandit.data.parquet_tables import parquet_checked, parquet_module, parquet_rows
 from mpcbandit.errors import DataError
 # a table's id is what a request names when a service looks its row up: one bound for both
 from mpcbandit.serve.requests import MAX_ID_CHARS
 
-__all__ = ["SUFFIXES", "BLOCK_ROWS", "MAX_ID_CHARS", "Block", "TableFile", "TableWriter",
+__all__ = ["SUFFIXES", "BLOCK_ROWS", "MAX_ID_CHARS", "ID", "Block", "TableFile", "TableWriter",
            "check_ids", "find_table", "present"]
 
 SUFFIXES = (".csv", ".npy", ".parquet")
 BLOCK_ROWS = 4096          # rows read or written at once
-ID = "id"
 _DTYPES = {"real": np.float64, "uint64": np.uint64}
 #: what a cell of each kind must be, and the numpy dtype kinds that hold only such values: a
 #: bool is not a number (a CSV refuses 'True'), a float not an integer (a CSV refuses '2.0')
 _WANT = {"real": "a number", "uint64": "an integer in [0, 2^64)"}
 _KINDS = {"real": "iuf", "uint64": "iu"}
-#: the most bytes a Parquet cell may take unpacked, as a column chunk's metadata counts them: a
-#: number's 8 and an id's 4 x MAX_ID_CHARS (UTF-8), each with room for its length, a
-#: dictionary index and levels; and a chunk's own (page headers, statistics)
-_NUMBER_BYTES = 16
-_ID_BYTES = 4 * MAX_ID_CHARS + 16
-_CHUNK_BYTES = 1 << 20
 
 
 def present(folder: Path, stem: str) -> bool:
@@ -73,30 +67,10 @@ def check_ids(ids: list[str], path: Path, first: int) -> None:
                     f"characters, more than {MAX_ID_CHARS} (the longest id a request may carry)")
 
 
-def _mib(n: int) -> str:
-    return f"{n / 2**20:.1f} MiB"
-
-
-def _numpy_dtype(arrow_type) -> np.dtype | None:
-    """The numpy dtype an Arrow type's values convert to; None for a type with none (nested)."""
-    try:
-        return np.dtype(arrow_type.to_pandas_dtype())
-    except (NotImplementedError, TypeError):
-        return None
-
-
 def _not_utf8(path: Path, e: UnicodeDecodeError) -> DataError:
     """A table that is not UTF-8 text (read ahead in chunks: its row is not known)."""
     return DataError(f"{path}: not UTF-8 text (byte {e.object[e.start:e.start + 1]!r}: a CSV "
                      "table is UTF-8; is it another format or encoding?)")
-
-
-def _parquet():
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise DataError("reading or writing .parquet needs pyarrow: pip install -e \".[parquet]\"") from None
-    return pq
 
 
 @dataclass(frozen=True)
@@ -132,24 +106,24 @@ class TableFile:
             return [n for n in header if n != ID]
         if self.suffix == ".npy":
             return [f"column {c + 1}" for c in range(self._npy().shape[1])]
-        names = self._parquet_checked().schema_arrow.names
+        names = parquet_checked(self).schema_arrow.names
         return [n for n in names if n != ID]
 
-    def _id_column(self, names: list[str]) -> int:
+    def id_column(self, names: list[str]) -> int:
         """Where the one id column is, in a CSV header or a Parquet schema."""
         if names.count(ID) != 1:
             raise DataError(f"{self.path}: the columns must name one '{ID}' column, they read "
                             f"{','.join(names[:6])}{'...' if len(names) > 6 else ''}")
         return names.index(ID)
 
-    def _fits(self, dtype: np.dtype | None, shown: str, where: str = "") -> None:
+    def fits(self, dtype: np.dtype | None, shown: str, where: str = "") -> None:
         """A DataError naming the file (and `where`, a column) unless values of dtype can be this
         table's cells: the one type rule of .npy arrays and Parquet columns."""
         if dtype is None or dtype.kind not in _KINDS[self.kind]:
             raise DataError(f"{self.path}: {where}holds {shown}: each cell must be "
                             f"{_WANT[self.kind]}")
 
-    def _as_kind(self, values: np.ndarray, first: int, column: int = 0) -> np.ndarray:
+    def as_kind(self, values: np.ndarray, first: int, column: int = 0) -> np.ndarray:
         """values (rows first+1.., columns from `column`) as this table's dtype; integers in
         [0, 2^64) refuse a negative, naming its row and column (numpy would wrap it)."""
         if self.kind == "uint64" and values.dtype.kind == "i" and (values < 0).any():
@@ -167,7 +141,7 @@ class TableFile:
             raise _not_utf8(self.path, e) from None
         except csv.Error as e:
             raise DataError(f"{self.path}: row 0 (the header): not CSV text ({e})") from None
-        self._id_column(header)
+        self.id_column(header)
         return header
 
     def _npy(self) -> np.ndarray:
@@ -180,51 +154,13 @@ class TableFile:
         if arr.ndim != 2:
             raise DataError(f"{self.path}: a table is a 2-D numeric array, this one is "
                             f"{arr.ndim}-D of {arr.dtype}")
-        self._fits(arr.dtype, str(arr.dtype))
+        self.fits(arr.dtype, str(arr.dtype))
         return arr
-
-    def _parquet_file(self):
-        try:
-            return _parquet().ParquetFile(self.path)
-        except DataError:
-            raise
-        except Exception as e:  # noqa: BLE001 - pyarrow raises its own errors for a bad file
-            raise DataError(f"{self.path}: not a readable Parquet file ({type(e).__name__}: {e})") from None
-
-    def _parquet_checked(self):
-        """The Parquet file, its column types and unpacked sizes checked from its metadata: a
-        small file may hold a huge cell, so nothing is read before they are."""
-        import pyarrow as pa
-
-        pf = self._parquet_file()
-        schema = pf.schema_arrow
-        at = self._id_column(schema.names)
-        for c, field in enumerate(schema):
-            if c != at:
-                self._fits(_numpy_dtype(field.type), str(field.type), f"column '{field.name}' ")
-            elif not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
-                      or pa.types.is_integer(field.type)):
-                raise DataError(f"{self.path}: column '{ID}' holds {field.type}: an id is text "
-                                "or an integer")
-        meta = pf.metadata
-        for g in range(meta.num_row_groups):
-            group = meta.row_group(g)
-            for c in range(group.num_columns):
-                chunk = group.column(c)
-                cell = _ID_BYTES if chunk.path_in_schema == ID else _NUMBER_BYTES
-                most = group.num_rows * cell + _CHUNK_BYTES
-                if chunk.total_uncompressed_size > most:
-                    raise DataError(
-                        f"{self.path}: row group {g + 1} ({group.num_rows} rows), column "
-                        f"'{chunk.path_in_schema}' unpacks to {_mib(chunk.total_uncompressed_size)}, "
-                        f"more than {group.num_rows} rows may hold ({_mib(most)}: ids of at most "
-                        f"{MAX_ID_CHARS} characters, numbers of 8 bytes); refused before reading it")
-        return pf
 
     def blocks(self, rows: int = BLOCK_ROWS) -> Iterator[Block]:
         """The table's rows in order, `rows` at a time, every cell checked."""
         read = {".csv": self._csv_blocks, ".npy": self._npy_blocks,
-                ".parquet": self._parquet_blocks}[self.suffix]
+                ".parquet": lambda rows: parquet_rows(self, rows)}[self.suffix]
         first = 0
         for ids, values in read(rows):
             if ids is not None:
@@ -281,34 +217,7 @@ class TableFile:
     def _npy_blocks(self, rows: int):
         arr = self._npy()
         for start in range(0, arr.shape[0], rows):
-            yield None, self._as_kind(np.asarray(arr[start:start + rows]), start)
-
-    def _parquet_blocks(self, rows: int):
-        pf = self._parquet_checked()
-        names = pf.schema_arrow.names
-        at = names.index(ID)
-        batches = pf.iter_batches(batch_size=rows)
-        first = 0
-        while True:
-            try:
-                batch = next(batches, None)
-            except Exception as e:  # noqa: BLE001 - pyarrow raises its own errors for a bad page
-                raise DataError(f"{self.path}: rows from {first + 1}: not readable Parquet "
-                                f"({type(e).__name__}: {e})") from None
-            if batch is None:
-                return
-            for c, col in enumerate(batch.columns):
-                if col.null_count:
-                    r = col.is_null().to_pylist().index(True)
-                    raise DataError(f"{self.path}: row {first + r + 1}, column '{names[c]}': "
-                                    "empty (null)")
-            ids = [str(v) for v in batch.column(at).to_pylist()]
-            # column by column: stacking int64 with uint64 columns would pass through float64
-            cols = [self._as_kind(batch.column(c).to_numpy(zero_copy_only=False).reshape(-1, 1),
-                                  first, k)
-                    for k, c in enumerate(c for c in range(len(names)) if c != at)]
-            first += len(ids)
-            yield ids, np.hstack(cols) if cols else np.zeros((len(ids), 0), self.dtype)
+            yield None, self.as_kind(np.asarray(arr[start:start + rows]), start)
 
     def _check_finite(self, values: np.ndarray, first: int) -> None:
         if self.kind != "real":
@@ -329,7 +238,7 @@ class TableWriter:
         self.suffix, self.written = self.path.suffix.lower(), 0
         self.dtype = _DTYPES[kind]
         if self.suffix not in (".csv", ".npy"):
-            pq = _parquet()   # a DataError naming the extra, before a file is made
+            pq = parquet_module()   # a DataError naming the extra, before a file is made
             self._pa = pa = __import__("pyarrow")
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         if self.suffix == ".csv":

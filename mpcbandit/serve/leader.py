@@ -118,6 +118,13 @@ class Leader(RewardsGathering):
                 raise DataError(f"op {n} replayed: id {rid!r} got arm {arm}, the log of "
                                 f"{self.ctx.name} says {self.logged[rid]}: the replay differs")
 
+    def slices_wait(self, batch) -> float:
+        """How long the parties may wait for a batch's slices: what is left of
+        serve.decision_timeout_s, less a margin (a tenth, at most 0.25 s) for the refusal
+        naming the missing holders to reach the shell before the request times out."""
+        timeout = self.serve.decision_timeout_s
+        return max(0.0, timeout - batch.waited_s - min(0.25, 0.1 * timeout))
+
     def refuse(self, ticket, missing: list[str], what: str) -> None:
         """Refuse a decision whose inputs from `missing` did not arrive in time."""
         self.ctx.backend.note_refused(ticket.id, missing)

@@ -27,7 +27,8 @@ from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.protocols.hannun.protocol import DEALER, FEATURE, PULLER, REWARD, holders
 from mpcbandit.protocols.hannun.ops import UPDATE, share_rewards
-from mpcbandit.protocols.hannun.serve_holder import DEALER_LABEL, run_holder
+from mpcbandit.protocols.hannun.serve_holder import DEALER as DEALER0, DEALER_LABEL
+from mpcbandit.protocols.hannun.serve_holder import PULLER as P1, REWARD as P2, run_holder
 from mpcbandit.protocols.hannun.serve_puller import Puller
 from mpcbandit.protocols.hannun.serve_replay import replay_service
 from mpcbandit.protocols.hannun.stream import ExplorationPusher
@@ -38,7 +39,6 @@ from mpcbandit.serve.service import ServiceRole
 __all__ = ["SERVE", "roles", "peers", "service_role", "source", "run_role"]
 
 log = logging.getLogger("mpcbandit.serve")
-P1, P2, DEALER0 = f"{PULLER}.0", f"{REWARD}.0", f"{DEALER}.0"
 
 
 def roles(s) -> list[tuple[str, int]]:
@@ -183,6 +183,8 @@ def _dealer(ctx: ServeContext) -> str | None:
             ctx.port.report(ready=True, reason="")
         elif "explore_at" in msg and pusher is not None:
             pusher.acked(int(msg["explore_at"]))
+            # the dealer sees no op: its step is where the holders are in the stream
+            ctx.port.report(step=int(msg["explore_at"]))
         elif "explore_stop" in msg:
             by = msg.get("by")
             schedule = _reveal(ctx, schedule, int(msg["explore_stop"]))

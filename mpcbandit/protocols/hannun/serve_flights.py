@@ -174,9 +174,9 @@ class Flights:
         return expect_field(msg, "updated", int, peer, UP)
 
     def await_updates(self, listen: list[str], read_up: Callable, deadline_s: float) -> None:
-        """Wait until the holders applied every update issued (a resume's replayed ones, the
-        last before a checkpoint or a stop); read_up reads the words of `listen` (UP), the
-        lead holder's notices among them (Leader.read_up)."""
+        """Wait until the holders applied every update a resume replayed, before p' serves;
+        read_up reads the words of `listen` (UP), the lead holder's notices among them
+        (Leader.read_up)."""
         end = time.monotonic() + deadline_s
         while self.updating:
             if time.monotonic() > end:

@@ -156,7 +156,6 @@ class _Holder:
         s = ctx.section
         self.ctx, self.s, self.chan, self.holders = ctx, s, ctx.chan, holders
         self.me = holders.index(ctx.name)
-        self.others = [h for h in holders if h != ctx.name]
         # batches of every size: material fetched for the sizes that come (MaterialSupply)
         self.eng = Engine(ctx.chan, holders, dealer=DEALER, frac_bits=s.precision_bits,
                           trunc=s.trunc, batch_first_use=False)

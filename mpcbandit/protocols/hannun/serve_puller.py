@@ -73,8 +73,7 @@ class Puller(Leader):
     # ------------------------------------------------------------ decision batches
     def issue(self, batch) -> None:
         """Ask the holders to decide a batch of tickets: those every holder has a slice of."""
-        timeout = self.serve.decision_timeout_s
-        wait_s = max(0.0, timeout - batch.waited_s - min(0.25, 0.1 * timeout))
+        wait_s = self.slices_wait(batch)
         cost = self.chan.stats.total(), time.perf_counter()
         n = self.op_number("decide", model=self.updates)
         self.flights.issue(n, batch.items, wait_s, self.updates, cost)

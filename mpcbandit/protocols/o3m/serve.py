@@ -150,9 +150,9 @@ class _Active(Leader):
     def prepare(self, batch) -> None:
         """A batch of tickets: the ids every participant has are decided, the rest refused."""
         cost = self.chan.stats.total(), time.perf_counter()
-        tickets, timeout = batch.items, self.serve.decision_timeout_s
+        tickets = batch.items
         ids, n = [t.id for t in tickets], self.oplog.n + 1
-        wait_s = max(0.0, timeout - batch.waited_s - min(0.25, 0.1 * timeout))
+        wait_s = self.slices_wait(batch)
         self.chan.exchange(OPS, send={p: {"kind": "prepare", "op": n, "ids": ids,
                                           "wait_s": wait_s} for p in self.passive})
         mine = self.store.wait(ids, wait_s)
