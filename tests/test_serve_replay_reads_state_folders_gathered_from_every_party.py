@@ -80,3 +80,15 @@ def test_refusals_are_worded_for_a_replay(tmp_path):
     alone = replay(empty, "--set", "seed=3")
     assert alone.exit_code == 2 and "--set and --data go with --config" in alone.output
 
+
+def test_a_service_that_decided_nothing_replays_to_nothing(tmp_path):
+    folder = tmp_path / "gathered"
+    for party in ("arm_puller.0", "reward_holder.0", "dealer.0", "feature_holder.0",
+                  "feature_holder.1"):
+        write_private(folder / party / "requests.wal", b"")
+    write_private(folder / "arm_puller.0" / "ops.wal", b"")
+    write_private(folder / "dealer.0" / "result.json",   # secret exploration: no key revealed
+                  json.dumps({"exploration": "secret", "decisions": 0, "keys": []}))
+    done = replay(folder, "--config", "hannun-synthetic")
+    assert done.exit_code == 0, done.output
+    assert "0 decision(s) in 0 batch(es)" in done.output
