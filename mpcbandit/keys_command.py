@@ -46,7 +46,8 @@ def _what(cfg, service: bool) -> tuple[str, str]:
 def keys(config: Path, out_dir: Path, party_name: str | None, service: bool, seed: int | None,
          net: str | None, sets: tuple[str, ...]) -> None:
     """Write CURVE keys: one party's (--party) with its public card, or every party's and the
-    roster (a local run on one machine)."""
+    roster (a local run on one machine); a batch run's parties, or with --service the
+    service's."""
     from mpcbandit.net.security import card_path, write_keys, write_party_key
     from mpcbandit.protocols import deployed_parties, deployed_party
 
