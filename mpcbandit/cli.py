@@ -109,6 +109,8 @@ class _LazyGroup(click.Group):
 #: top-level commands kept in their own modules, imported when used
 COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier",
             "data": "mpcbandit.data_command:data",
+            "keys": "mpcbandit.keys_command:keys",
+            "roster": "mpcbandit.keys_command:roster",
             "serve": "mpcbandit.serve.command:serve",
             "serve-replay": "mpcbandit.serve.command:serve_replay"}
 
@@ -300,61 +302,6 @@ def check(config: Path, steps: int | None, seed: int | None, net: str | None,
     for p in cfg.parties():
         addr = p.address if not p.address.endswith(":0") else f"{p.address[:-2]}:(picked by run)"
         click.echo(f"{p.role:<16} {p.index:>5}  {addr}")
-
-
-@main.command()
-@_config_arg
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for the key(s): secret files mode 0600 in a 0700 folder.")
-@click.option("--party", "party_name", default=None, metavar="ROLE.INDEX",
-              help="Only this party's keypair and its public card (what one organisation runs).")
-@_seed_opt
-@_net_opt
-@_set_opt
-def keys(config: Path, out_dir: Path, party_name: str | None, seed: int | None, net: str | None,
-         sets: tuple[str, ...]) -> None:
-    """Write CURVE keys: one party's (--party) with its public card, or every party's and the
-    roster (a local run on one machine)."""
-    from mpcbandit.net.security import card_path, write_keys, write_party_key
-
-    try:
-        cfg = load_config(config, _overrides(sets, seed, net))
-        if party_name is not None:
-            role, _, index = party_name.rpartition(".")
-            if not role or not index.isdigit():
-                raise click.BadParameter(f"{party_name!r} is not ROLE.INDEX", param_hint="--party")
-            me = cfg.party(role, int(index))
-            write_party_key(out_dir, me)
-            click.echo(f"wrote {out_dir / (me.name + '.key_secret')} (keep it on this host) and "
-                       f"{card_path(out_dir, me.name)} (send it to whoever assembles the roster)")
-            return
-        roster = write_keys(out_dir, cfg.parties())
-    except MpcBanditError as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"wrote {len(cfg.parties())} keypairs and {roster}: every secret is in one "
-               "folder, fit for a run on one machine; across organisations each runs "
-               "`mpcbandit keys --party` instead")
-
-
-@main.command()
-@_config_arg
-@click.argument("cards", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_file", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The roster to write (give a copy to every party's keys folder).")
-@_seed_opt
-@_net_opt
-@_set_opt
-def roster(config: Path, cards: tuple[Path, ...], out_file: Path, seed: int | None,
-           net: str | None, sets: tuple[str, ...]) -> None:
-    """Assemble roster.json from every party's public card (CARD.json...)."""
-    from mpcbandit.net.security import roster_from_cards, write_roster
-
-    try:
-        cfg = load_config(config, _overrides(sets, seed, net))
-        write_roster(out_file, roster_from_cards(cfg.parties(), list(cards)))
-    except MpcBanditError as e:
-        raise click.ClickException(str(e)) from None
-    click.echo(f"wrote {out_file} with {len(cards)} parties; copy it into each party's keys folder")
 
 
 @main.command()

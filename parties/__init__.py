@@ -6,10 +6,11 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from pathlib import Path
 
 from mpcbandit.config import Config
-from mpcbandit.errors import ConfigError, DataError
+from mpcbandit.errors import ConfigError, DataError, PeerTimeout
 from mpcbandit.files import make_private_dir, write_json
 from mpcbandit.identity import config_digest, identity_fields
 from mpcbandit.net.handshake import (Greeting, check_same_run, link_sessions, make_greeting,
@@ -25,6 +26,10 @@ __all__ = ["run_party", "check_security_mode", "party_curve", "open_link", "part
 log = logging.getLogger("mpcbandit.party")
 #: seconds a failing party gives its abort messages to leave
 _ABORT_LINGER_S = 1.0
+#: how long a party whose data is refused waits for its peers' hello to tell them why, counted
+#: from its own hello and again from each peer's: the peers starting beside it learn at once,
+#: and it ends with its DataError instead of waiting run.startup_s for peers not started
+_REFUSED_HELLO_S = 5.0
 
 
 def _bind_address(cfg: Config, address: str, name: str) -> str:
@@ -55,6 +60,23 @@ def _open_source(proto, cfg: Config, role: str, index: int, data_dir: Path | Non
     except DataError as e:
         log.error("%s", e)
         return None, e
+
+
+def _greet_refused(cfg: Config, link: ZmqLink, wire: bytes, cap: int) -> dict | None:
+    """The peers' greetings, for a party whose data is refused to tell them why; None once no
+    peer greeted for _REFUSED_HELLO_S (within run.startup_s): it does not wait out a deadline
+    for peers that are not there (they will name it as silent)."""
+    end = time.monotonic() + cfg.run.startup_s
+    while True:
+        waiting = link.not_greeted()
+        try:
+            left = max(0.0, min(_REFUSED_HELLO_S, end - time.monotonic()))
+            return read_greetings(link.hello(left, wire, max_pending_bytes=cap))
+        except PeerTimeout:
+            if link.not_greeted() == waiting or time.monotonic() >= end:
+                log.error("no hello from %s within %g s: not told why this party stops",
+                          ", ".join(link.not_greeted()), _REFUSED_HELLO_S)
+                return None
 
 
 def party_curve(cfg: Config, name: str, peer_names: list[str]):
@@ -128,10 +150,16 @@ def run_party(cfg: Config, role: str, index: int, *, session: str,
     cap = proto.buffer_cap(cfg)
     try:
         mine, wire = party_greeting(cfg, source)
-        theirs = read_greetings(link.hello(cfg.run.startup_s, wire, max_pending_bytes=cap))
+        if data_error is None:
+            theirs = read_greetings(link.hello(cfg.run.startup_s, wire, max_pending_bytes=cap))
+        else:
+            theirs = _greet_refused(cfg, link, wire, cap)
     except BaseException:
         link.close()
         raise
+    if theirs is None:  # no channel to tell anyone: the DataError is the party's last word
+        link.close(0)
+        raise data_error
     chan = open_channel(cfg, me.name, peer_names, link, session, mine, theirs, cap)
     try:
         if data_error is not None:  # raised here, where every peer is told at once

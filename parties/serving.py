@@ -16,6 +16,7 @@ from mpcbandit.files import RunLock, write_json, write_private
 from mpcbandit.identity import identity_fields
 from mpcbandit.protocols import get_protocol
 from mpcbandit.serve.loop import PartyBackend, ServeContext, ServeState
+from mpcbandit.serve.record import STATE_FILE
 from mpcbandit.serve.server import run_service
 from mpcbandit.serve.wal import WriteAheadLog
 from parties import (check_peers, check_security_mode, open_channel, open_link, party_curve,
@@ -25,8 +26,6 @@ __all__ = ["run_serve_party", "serve_parties", "service_greeting", "STATE_FILE"]
 
 log = logging.getLogger("mpcbandit.party")
 
-#: the state folder's record of which service it belongs to
-STATE_FILE = "run.json"
 #: one attempt of the hello: a party of a service waits for its peers until it is stopped
 _HELLO_TRY_S = 2.0
 

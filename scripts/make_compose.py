@@ -188,8 +188,6 @@ def serve_steps(compose_file: str, config: str) -> list[Step]:
         return (f'curl -s -H "Authorization: Bearer $(cat {token})"{data} '
                 f"http://127.0.0.1:{ports[party]}{route}")
     services = " ".join(serve_service(n) for n in ports)
-    replay = json.dumps({"serve": True, "config": config, "overrides": [],
-                         "data": data_root(config)})
     return [
         *setup_steps(config),
         (f"(umask 077 && openssl rand -hex 32 > {keys}/{Path(TOKEN).name})", True,
@@ -213,10 +211,9 @@ def serve_steps(compose_file: str, config: str) -> list[Step]:
          "the reward holder's application, any time later: the reward (0 or 1)"),
         (f"{compose} --profile serve stop", False, "SIGTERM: each party drains and exits 0, "
          "the dealer reveals its exploration key; `up -d` again resumes"),
-        (f"echo '{replay}' > {state}/run.json", False, "the service's record beside the state "
-         "folders, for serve-replay"),
-        (f"mpcbandit serve-replay {state}", False, "every decision again in float64 from every "
-         "party's logs (the non-private check): the arms must agree"),
+        (f"mpcbandit serve-replay {state} --config {config} --data {data_root(config)}", False,
+         f"every decision again in float64 from every party's state folder ({state}/NAME) "
+         "and data folder (the non-private check): the arms must agree"),
     ]
 
 

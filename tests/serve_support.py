@@ -16,12 +16,20 @@ import zlib
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mpcbandit.config import ServeSection
+import numpy as np
+
+from mpcbandit.bandits.egreedy import exploration_key
+from mpcbandit.config import ServeSection, load_config
+from mpcbandit.files import make_private_dir, write_private
+from mpcbandit.protocols.hannun.serve_reference import ServeReference
 from mpcbandit.serve.server import drain_and_stop, start_service
 from mpcbandit.serve.service import ServiceRole
+from mpcbandit.serve.wal import encode_record
 
 REPO = Path(__file__).resolve().parents[1]
 DEADLINE_S = 60.0
+#: the settings of the Hannun service whose state folders service_logs writes
+LOGGED_SETS = ["hannun.arms=4", "hannun.dims=6", "hannun.epsilon=0.0", 'hannun.exploration="seeded"']
 
 
 def arm_for(rid: str, arms: int = 10) -> int:
@@ -226,3 +234,44 @@ def start_party(tmp_path: Path, *args: str, name: str = "party") -> tuple[subpro
         return url_file.exists() and url_file.read_text()
 
     return proc, wait_for(listening, "the party process listens")
+
+
+def service_logs(out: Path, flip: str | None = None, run_id: str | None = None) -> None:
+    """Every party's state folder out/<party>/ of a Hannun service (LOGGED_SETS) that served
+    the float64 model's arms (the arm of `flip` one higher), rewards applied to the arms
+    served; with run_id, each folder's record of the service too (as its party writes it)."""
+    cfg = load_config(REPO / "configs/hannun-synthetic.toml", LOGGED_SETS)
+    ref = ServeReference(4, 6, 0.0, 20, exploration_key(cfg.seed))
+    rng = np.random.default_rng(11)
+    theta = rng.normal(size=(4, 6))
+    logs = {p: [] for p in ("feature_holder.0", "feature_holder.1", "arm_puller.0",
+                            "reward_holder.0")}
+    ops, served, context, waiting = [], {}, {}, []
+    for batch in range(30):
+        x = rng.normal(size=(4, 6))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        ids = [f"b{batch}-{k}" for k in range(4)]
+        for rid, arm, row in zip(ids, ref.decide(x), x):
+            served[rid] = (int(arm) + 1) % 4 if rid == flip else int(arm)
+            context[rid] = row
+            logs["feature_holder.0"].append({"kind": "context", "id": rid,
+                                             "features": row[:3].tolist()})
+            logs["feature_holder.1"].append({"kind": "context", "id": rid,
+                                             "features": row[3:].tolist()})
+            logs["arm_puller.0"].append({"kind": "decision", "id": rid, "arm": served[rid]})
+        ops.append({"n": len(ops) + 1, "kind": "decide", "ids": ids})
+        if waiting:   # the previous batch's rewards come now
+            r = np.array([float(theta[served[i]] @ context[i] > 0) for i in waiting])
+            ref.update(np.array([context[i] for i in waiting]),
+                       np.array([served[i] for i in waiting]), r)
+            logs["reward_holder.0"] += [{"kind": "reward", "id": i, "reward": v}
+                                        for i, v in zip(waiting, r)]
+            ops.append({"n": len(ops) + 1, "kind": "update", "ids": waiting})
+        waiting = ids
+    for party, records in logs.items():
+        write_private(make_private_dir(out / party) / "requests.wal",
+                      b"".join(map(encode_record, records)))
+        if run_id is not None:
+            write_private(out / party / "run.json", json.dumps({"party": party,
+                                                                "run_id": run_id}))
+    write_private(out / "arm_puller.0" / "ops.wal", b"".join(map(encode_record, ops)))

@@ -183,4 +183,6 @@ def test_the_serve_recipe_starts_calls_and_replays_the_services_of_the_file():
         assert f"http://127.0.0.1:{port}/v1/" in c
     assert steps[:setup] == [c for c, _, _ in make_compose.operator_steps(
         "docker-compose.yml", "configs/hannun-synthetic.toml")[:setup]]
-    assert steps[-1] == "mpcbandit serve-replay runs/compose/hannun-synthetic-serve"
+    # the state folders as the parties left them, with no record written by hand
+    assert steps[-1] == ("mpcbandit serve-replay runs/compose/hannun-synthetic-serve --config "
+                         "configs/hannun-synthetic.toml --data deploy/data/hannun-synthetic")

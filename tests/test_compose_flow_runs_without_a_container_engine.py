@@ -219,18 +219,17 @@ class Service(Deployment):
         outs = {party: finish(proc, timeout=60) for party, proc in procs.items()}
         assert all(code == 0 for code, _ in outs.values()), {p: o[-1500:] for p, (_, o) in outs.items()}
 
-    def gathered(self, split: Path) -> Path:
-        """Every party's state folder in one, with the service's record the header writes
-        (its data folder: the split's), as serve-replay reads them."""
+    def replay(self, split: Path) -> list[str]:
+        """The header's serve-replay (its arguments) on every party's state folder gathered
+        in one, as each party left it, and on the split's data folders."""
         folder = self.root / "gathered"
         for name in self.services:
             shutil.copytree(self.mounts[name]["/state"], folder / self.party(name))
-        echo = next(c for c, _, _ in make_compose.serve_steps(self.file, self.config)
-                    if c.startswith("echo "))
-        record = json.loads(echo.split("'")[1])
-        assert record["data"] == make_compose.data_root(self.config)
-        write_private(folder / "run.json", json.dumps({**record, "data": str(split)}))
-        return folder
+        step = make_compose.serve_steps(self.file, self.config)[-1][0].split()
+        assert step[:3] == ["mpcbandit", "serve-replay", make_compose.state_root(self.config)]
+        assert step[step.index("--data") + 1] == make_compose.data_root(self.config)
+        step[2], step[step.index("--data") + 1] = str(folder), str(split)
+        return step[1:]
 
 
 def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_path):
@@ -257,9 +256,8 @@ def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_pa
         finally:
             svc.stop(procs)
         ids = ids[30:]
-    done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", svc.gathered(split),
-                           "--json"], cwd=REPO, env=ENV, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-m", "mpcbandit", *svc.replay(split), "--json"],
+                          cwd=REPO, env=ENV, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["decisions"] == report["agree"] == len(served) == 60, report

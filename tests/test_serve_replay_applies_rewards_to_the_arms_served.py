@@ -8,60 +8,26 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from conftest import REPO
-from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import make_private_dir, write_private
 from mpcbandit.protocols.hannun import serve_replay as hannun_serve_replay
-from mpcbandit.protocols.hannun.serve_reference import ServeReference
-from mpcbandit.serve.wal import encode_record
+from serve_support import LOGGED_SETS, service_logs
 
-SETS = ["hannun.arms=4", "hannun.dims=6", "hannun.epsilon=0.0", 'hannun.exploration="seeded"']
+SETS = LOGGED_SETS
 
 
 def _service_folder(tmp_path, flip: str | None):
-    """A service's logs, written as a service that served the float64 model's arms would
-    have (the arm of `flip` served one higher), rewards applied to the arms served."""
-    cfg = load_config(REPO / "configs/hannun-synthetic.toml", SETS)
-    ref = ServeReference(4, 6, 0.0, 20, exploration_key(cfg.seed))
-    rng = np.random.default_rng(11)
-    theta = rng.normal(size=(4, 6))
-    logs = {p: [] for p in ("feature_holder.0", "feature_holder.1", "arm_puller.0",
-                            "reward_holder.0")}
-    ops, served, context, waiting = [], {}, {}, []
-    for batch in range(30):
-        x = rng.normal(size=(4, 6))
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
-        ids = [f"b{batch}-{k}" for k in range(4)]
-        for rid, arm, row in zip(ids, ref.decide(x), x):
-            served[rid] = (int(arm) + 1) % 4 if rid == flip else int(arm)
-            context[rid] = row
-            logs["feature_holder.0"].append({"kind": "context", "id": rid,
-                                             "features": row[:3].tolist()})
-            logs["feature_holder.1"].append({"kind": "context", "id": rid,
-                                             "features": row[3:].tolist()})
-            logs["arm_puller.0"].append({"kind": "decision", "id": rid, "arm": served[rid]})
-        ops.append({"n": len(ops) + 1, "kind": "decide", "ids": ids})
-        if waiting:   # the previous batch's rewards come now
-            r = np.array([float(theta[served[i]] @ context[i] > 0) for i in waiting])
-            ref.update(np.array([context[i] for i in waiting]),
-                       np.array([served[i] for i in waiting]), r)
-            logs["reward_holder.0"] += [{"kind": "reward", "id": i, "reward": v}
-                                        for i, v in zip(waiting, r)]
-            ops.append({"n": len(ops) + 1, "kind": "update", "ids": waiting})
-        waiting = ids
+    """A service's folder as `serve --out` leaves it: every party's logs (service_logs) and
+    the launcher's record."""
     out = tmp_path / "svc"
-    for party, records in logs.items():
-        write_private(make_private_dir(out / party) / "requests.wal",
-                      b"".join(map(encode_record, records)))
-    write_private(out / "arm_puller.0" / "ops.wal", b"".join(map(encode_record, ops)))
+    service_logs(out, flip)
     write_private(out / "run.json", json.dumps({"serve": True, "overrides": SETS,
                                                 "config": str(REPO / "configs/hannun-synthetic.toml")}))
-    return cfg, out
+    return load_config(REPO / "configs/hannun-synthetic.toml", SETS), out
 
 
 def test_a_log_served_as_replayed_agrees_everywhere(tmp_path):

@@ -121,8 +121,10 @@ def write_roster(path: Path, entries: list[dict]) -> Path:
     return write_json(path, entries)
 
 
-def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
-    """The roster of a run from its parties' public cards: one per party, each matching it."""
+def roster_from_cards(parties: list, card_files: list[Path], of: str = "this config",
+                      note: str = "") -> list[dict]:
+    """The roster of what is deployed (`of`: a run, a service) from its parties' public cards:
+    one per party, each matching it; `note` ends the error naming a card missing or extra."""
     expected = {p.name: p for p in parties}
     entries: dict[str, dict] = {}
     holders: dict[str, tuple[str, Path]] = {}  # public key -> the card that brought it first
@@ -133,8 +135,8 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
         name = card["name"]
         party = expected.get(name)
         if party is None:
-            raise SecurityError(f"card {path} names party {name!r}, which this config does not "
-                                f"have (parties: {', '.join(expected)})")
+            raise SecurityError(f"card {path} names party {name!r}, which {of} does not have "
+                                f"(parties: {', '.join(expected)}){note}")
         if name in entries:
             raise SecurityError(f"card {path}: party {name} has a card already")
         for key, want in (("role", party.role), ("index", party.index), ("address", party.address)):
@@ -152,7 +154,7 @@ def roster_from_cards(parties: list, card_files: list[Path]) -> list[dict]:
     missing = [n for n in expected if n not in entries]
     if missing:
         raise SecurityError(f"no card for {', '.join(missing)}: each party's organisation runs "
-                            "`mpcbandit keys CONFIG --party NAME` and sends its card")
+                            f"`mpcbandit keys CONFIG --party NAME` and sends its card{note}")
     return [entries[n] for n in expected]
 
 

@@ -18,9 +18,9 @@ from typing import Any, Callable
 import numpy as np
 
 from mpcbandit.checkpoint import FINISHED, CheckpointStore, finished
-from mpcbandit.config import Config
+from mpcbandit.config import Config, Party
 from mpcbandit.data.folder import own_folders, party_folder
-from mpcbandit.errors import MpcBanditError
+from mpcbandit.errors import ConfigError, MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
 from mpcbandit.progress_file import write_progress
@@ -29,6 +29,7 @@ from mpcbandit.stop import check_stop
 
 __all__ = ["Protocol", "PartyContext", "RoleNames", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "with_steps", "run_timed", "progress_line", "clock", "read_folders",
+           "deployed_parties", "deployed_party",
            "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
 _log = logging.getLogger("mpcbandit.party")
@@ -152,6 +153,29 @@ def all_peers(roles: list[tuple[str, int]], role: str, index: int) -> list[str]:
     """Every party but (role, index): the default when a protocol does not narrow it."""
     me = f"{role}.{index}"
     return [f"{r}.{i}" for r, i in roles if f"{r}.{i}" != me]
+
+
+def deployed_parties(cfg: Config, service: bool = False) -> list[Party]:
+    """The parties of what is deployed, with their addresses: a batch run's (every party of
+    cfg) or, with service, its service's (`mpcbandit serve`: Hannun's and O3M's have no
+    environment, the world being the applications)."""
+    parties = cfg.parties()
+    if not service:
+        return parties
+    served = {f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)}
+    return [p for p in parties if p.name in served]
+
+
+def deployed_party(cfg: Config, role: str, index: int, service: bool = False) -> Party:
+    """(role, index) of what is deployed (deployed_parties), or a ConfigError listing its
+    parties."""
+    parties = deployed_parties(cfg, service)
+    for p in parties:
+        if p.role == role and p.index == index:
+            return p
+    what = "this config's service" if service else "this config"
+    raise ConfigError("--role/--index", f"no party {role}.{index} in {what} (parties: "
+                                        f"{', '.join(p.name for p in parties)})")
 
 
 def privacy_record(cfg: Config) -> dict:

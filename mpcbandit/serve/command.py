@@ -122,22 +122,49 @@ def _holds_service(state_dir: Path) -> bool:
 
 
 @click.command("serve-replay")
-@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--config", "config", type=ConfigFile(), default=None,
+              help="The service's config (a file or a shipped config's name), for every "
+                   "party's state folder gathered as DIR/<party>/ from its host; without it "
+                   "DIR is a `serve --out` folder and its run.json says.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="With --config: the service's --set options; repeatable.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="With --config: the parties' data folders DATA/<party>/ "
+                                 "(the service's --data), where holders looked slices up.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def serve_replay(out_dir: Path, as_json: bool) -> None:
-    """Recompute every decision of the service in OUT_DIR (`serve --out`'s folder, or every
-    party's state folder gathered as OUT_DIR/<party>/ with its run.json) in float64 from the
-    logs (each reward applied to the arm served), and report how many arms agree; a differing
+def serve_replay(out_dir: Path, config: Path | None, sets: tuple[str, ...],
+                 data_dir: Path | None, as_json: bool) -> None:
+    """Recompute every decision of the service in DIR (`serve --out`'s folder, or every
+    party's state folder gathered as DIR/<party>/, with --config) in float64 from the logs
+    (each reward applied to the arm served), and report how many arms agree; a differing
     arm whose float64 score stands within the fixed point's reach of the served one's is a
-    near tie. Exit status 1 if any other differs. Reads every party's log: the non-private check, as `run --plaintext
-    --data` is. In secret exploration it needs the dealer's revealed keys."""
+    near tie. Exit status 1 if any other differs. Reads every party's log: the non-private
+    check, as `run --plaintext --data` is. In secret exploration it needs the dealer's
+    revealed keys."""
+    from mpcbandit.config import load_config
     from mpcbandit.protocols import get_protocol
-    from mpcbandit.serve.local import _read_service
+    from mpcbandit.serve.record import SERVICE_FILE, check_gathered, read_service
 
+    out_dir = Path(out_dir)
     try:
-        cfg, meta = _read_service(Path(out_dir))
-        report = get_protocol(cfg.protocol).served()["replay"](cfg, Path(out_dir),
-                                                               meta.get("data"))
+        if config is None:
+            if sets or data_dir is not None:
+                raise click.UsageError("--set and --data go with --config (state folders "
+                                       "gathered from every party); a `serve --out` folder's "
+                                       f"service has its own ({out_dir / SERVICE_FILE})")
+            cfg, meta = read_service(out_dir, doing="replay")
+            data = meta.get("data")
+            check_gathered(out_dir, cfg, meta.get("run_id"))
+        else:
+            if (out_dir / SERVICE_FILE).exists():
+                raise click.UsageError(f"{out_dir} is a `serve --out` folder (it holds the "
+                                       f"launcher's {SERVICE_FILE}): its service has its own "
+                                       "config and options, give no --config/--set/--data")
+            cfg = load_config(config, list(sets))
+            data = data_dir and str(data_dir)
+            check_gathered(out_dir, cfg)
+        report = get_protocol(cfg.protocol).served()["replay"](cfg, out_dir, data)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
     if as_json:

@@ -7,45 +7,29 @@ starts them all again from their logs and checkpoints.
 
 from __future__ import annotations
 
-import json
 import secrets
 import signal
 import sys
 import time
 from pathlib import Path
 
-from mpcbandit.config import Config, load_config
+from mpcbandit.config import Config
 from mpcbandit.data.folder import own_folders
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.local_procs import local_network, spawn, stop_all
 from mpcbandit.registry import get_protocol
 from mpcbandit.serve import DRAIN_MARGIN_S
+from mpcbandit.serve.record import SERVICE_FILE, read_service
 
 __all__ = ["serve_local", "ENDPOINTS", "SERVICE_FILE"]
 
 ENDPOINTS = "endpoints.json"
-SERVICE_FILE = "run.json"
 _POLL_S = 0.1
 
 
 def _service_parties(cfg: Config) -> list[tuple[str, int]]:
     return get_protocol(cfg.protocol).served()["roles"](cfg.section)
-
-
-def _read_service(out_dir: Path) -> tuple[Config, dict]:
-    path = out_dir / SERVICE_FILE
-    try:
-        meta = json.loads(path.read_text())
-        if not meta.get("serve"):
-            raise MpcBanditError(f"{path} is a batch run's, not a service's: resume it with "
-                                 "`mpcbandit run --resume`")
-        return load_config(meta["config"], meta["overrides"]), meta
-    except FileNotFoundError:
-        raise MpcBanditError(f"{out_dir} holds no service to resume (no {SERVICE_FILE})") from None
-    except (KeyError, TypeError, ValueError) as e:
-        raise MpcBanditError(f"{path} is damaged ({type(e).__name__}: {e}); cannot resume this "
-                             "service") from None
 
 
 def _wait_listening(procs: dict, urls: dict[str, Path], deadline_s: float) -> dict[str, str]:
@@ -73,7 +57,7 @@ def serve_local(cfg: Config | None, out_dir: Path, *, resume: bool = False,
         _service_parties(cfg)   # a protocol that cannot be served is refused before any write
     with RunLock(out_dir):
         if resume:
-            cfg, meta = _read_service(out_dir)
+            cfg, meta = read_service(out_dir)
         else:
             meta = {"serve": True, "config": str(Path(cfg.source).resolve()),
                     "overrides": list(cfg.overrides), "run_id": secrets.token_hex(16),

@@ -34,7 +34,9 @@ class ScheduledReference(ServeReference):
     decision it starts at (a service draws a fresh key each time its key is revealed)."""
 
     def __init__(self, *args, schedule: list[tuple[int, bytes]], **kw):
-        super().__init__(*args, key=schedule[0][1], **kw)
+        # a service that decided nothing revealed no key (its dealer's result.json has none),
+        # and its replay draws nothing: any key stands in
+        super().__init__(*args, key=schedule[0][1] if schedule else bytes(32), **kw)
         self.schedule = sorted(schedule)[1:]
 
     def decide(self, contexts: np.ndarray) -> np.ndarray:
