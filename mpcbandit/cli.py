@@ -296,6 +296,7 @@ def check(config: Path, steps: int | None, seed: int | None, net: str | None,
         cfg = _load(config, sets, seed, net, steps)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
+    _warn_if_not_private(cfg)
     click.echo(f"{config}: protocol {cfg.protocol}, seed {cfg.seed}, net {cfg.net.name}, "
                f"security {cfg.run.security}, deadline {cfg.run.deadline_s:g} s")
     click.echo(f"{'role':<16} {'index':>5}  address")

@@ -50,3 +50,15 @@ def test_a_private_run_says_nothing(cli, tmp_path):
     privacy = json.loads((tmp_path / "summary.json").read_text())["privacy"]
     assert privacy["private"] is True and privacy["warnings"] == []
     assert privacy["noise"] == "gaussian"  # the protocol's own privacy parameters stay beside
+
+
+@pytest.mark.parametrize("config, named", [("samba-paper", "samba.fresh_seeds"),
+                                           ("feducb-paper", "feducb.schedule")])
+def test_check_warns_of_a_reproduction_mode_config_as_run_does(cli, config, named):
+    proc = cli("check", config)
+    assert proc.returncode == 0
+    assert "WARNING: this run is not private" in proc.stderr and named in proc.stderr
+
+
+def test_check_of_a_private_config_says_nothing(cli):
+    assert "WARNING" not in cli("check", "hannun-synthetic").stderr
