@@ -79,6 +79,9 @@ def _failure_reason(result_file: Path, log_file: Path, returncode: int) -> str:
 #: the party a failure's reason blames first: where a peer said the run failed (an abort),
 #: a peer gone or silent, a peer that sent something wrong
 _BLAMED = re.compile(r"(?:party|no message from peer|peer) '([^']+)'")
+#: a party that refused a peer in the hello (another config, other data) failed of its own:
+#: the peer it names only disagrees, it did not fail first
+_HELLO_REFUSED = "(tag 'hello')"
 
 
 def _culprit(procs: dict[str, subprocess.Popen], files: dict, first: str) -> PartyFailed:
@@ -98,6 +101,8 @@ def _culprit(procs: dict[str, subprocess.Popen], files: dict, first: str) -> Par
     chain, name = [first], first
     links = []
     while name in reasons:
+        if _HELLO_REFUSED in reasons[name]:  # two parties disagree on the run: that is the root
+            break
         blamed = _BLAMED.search(reasons[name])
         if blamed is None or blamed.group(1) not in procs or blamed.group(1) in chain:
             break

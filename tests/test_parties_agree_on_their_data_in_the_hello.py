@@ -27,7 +27,8 @@ def test_data_keys_are_compared_between_parties_that_both_declare_data():
     built_in, _ = make_greeting("d", {"seed": 1, "data.ids": "built-in task"})
     check_same_run("dealer.0", holder, dealer)
     check_same_run("feature_holder.0", dealer, holder)
-    with pytest.raises(ProtocolError, match=r"holds other data than ours .*: data.ids: mine "
+    with pytest.raises(ProtocolError, match=r"holds other data than ours: its id list has 21 ids, "
+                                            r"ours 20 .*: data.ids: mine "
                                             r"'sha256:aa', theirs 'sha256:bb'; data.rows: mine 20, "
                                             r"theirs 21") as e:
         check_same_run("env.0", holder, other)
@@ -53,6 +54,9 @@ def test_a_party_holding_another_id_list_is_named_in_the_hello(cli, tmp_path):
     assert "(tag 'hello'): holds other data than ours" in out.stderr, out.stderr[-1500:]
     assert "data.ids: mine 'sha256:" in out.stderr and ("peer 'env.0'" in out.stderr
                                                         or "peer 'ap.0'" in out.stderr)
+    # the launcher's headline is the refusal itself, not a party that "sent nothing"
+    headline = next(ln for ln in out.stderr.splitlines() if ln.startswith("Error:"))
+    assert "(tag 'hello')" in headline and "sent nothing" not in headline, headline
 
 
 def test_a_party_whose_data_is_refused_tells_its_peers_at_once(tmp_path):

@@ -71,8 +71,12 @@ def check_same_run(peer: str, mine: Greeting, theirs: Greeting, shown: int = 5) 
     diffs = "; ".join(f"{k}: mine {mine.fields.get(k, '(absent)')!r}, theirs "
                       f"{theirs.fields.get(k, '(absent)')!r}" for k in keys[:shown])
     more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
-    what = ("holds other data than ours (its id list differs: docs/data.md)"
-            if keys and all(k.startswith(DATA_KEYS) for k in keys) else "runs a different config")
+    if keys and all(k.startswith(DATA_KEYS) for k in keys):
+        rows = ("data.rows" in keys and f": its id list has {theirs.fields.get('data.rows')} ids, "
+                f"ours {mine.fields.get('data.rows')}") or ""
+        what = f"holds other data than ours{rows} (its id list differs: docs/data.md)"
+    else:
+        what = "runs a different config"
     raise ProtocolError(peer, "hello", f"{what}: {diffs or 'digest differs'}{more}")
 
 
