@@ -18,10 +18,13 @@ from mpcbandit.config import Config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.net.security import write_keys
 
-__all__ = ["project_root", "pick_base_port", "local_network", "spawn", "stop_all", "KILL_GRACE_S"]
+__all__ = ["project_root", "pick_base_port", "local_network", "spawn", "stop_all", "cpu_s",
+           "KILL_GRACE_S"]
 
 #: how long a party has between SIGTERM and SIGKILL when a launcher stops it
 KILL_GRACE_S = 1.0
+#: seconds per clock tick of /proc/PID/stat's CPU times
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
 def project_root() -> Path:
@@ -123,3 +126,13 @@ def _is_stopped(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] == "T"
     except (OSError, IndexError):
         return False
+
+
+def cpu_s(pid: int) -> float | None:
+    """The CPU time a process has used so far (user + system, every thread), seconds; None
+    where it is gone or /proc cannot tell."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * _TICK_S
+    except (OSError, IndexError, ValueError):
+        return None

@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 import mpcbandit
+from mpcbandit.local_procs import cpu_s
 from mpcbandit.serve.local import ENDPOINTS
 
 __all__ = ["BenchService", "metric"]
@@ -24,7 +25,6 @@ __all__ = ["BenchService", "metric"]
 #: how long a service may take to start (five processes, CURVE keys, the hello) or stop
 START_S, STOP_S = 120.0, 90.0
 _PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2**20
-_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
 def _env() -> dict:
@@ -117,11 +117,7 @@ class BenchService:
 
     def cpu_s(self) -> dict[str, float]:
         """Each party's process CPU time so far (user + system, every thread), seconds."""
-        out = {}
-        for name, pid in self.pids.items():
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
-            out[name] = (int(fields[11]) + int(fields[12])) * _TICK_S
-        return out
+        return {name: cpu_s(pid) for name, pid in self.pids.items()}
 
     def rss_mb(self, peak: bool = False) -> dict[str, float]:
         """Each party's resident memory now (or its peak so far), MB."""

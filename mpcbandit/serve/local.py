@@ -7,6 +7,7 @@ starts them all again from their logs and checkpoints.
 
 from __future__ import annotations
 
+import os
 import secrets
 import signal
 import sys
@@ -17,7 +18,7 @@ from mpcbandit.config import Config
 from mpcbandit.data.folder import own_folders
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import RunLock, make_private_dir, write_json
-from mpcbandit.local_procs import local_network, spawn, stop_all
+from mpcbandit.local_procs import cpu_s, local_network, spawn, stop_all
 from mpcbandit.registry import get_protocol
 from mpcbandit.serve import DRAIN_MARGIN_S
 from mpcbandit.serve.record import SERVICE_FILE, read_service
@@ -28,21 +29,45 @@ ENDPOINTS = "endpoints.json"
 _POLL_S = 0.1
 
 
+#: a party's start may take this many times run.startup_s in all while it keeps progressing
+STARTUP_CAP = 5.0
+
+
 def _service_parties(cfg: Config) -> list[tuple[str, int]]:
     return get_protocol(cfg.protocol).served()["roles"](cfg.section)
 
 
-def _wait_listening(procs: dict, urls: dict[str, Path], deadline_s: float) -> dict[str, str]:
-    end = time.monotonic() + deadline_s
+def _wait_listening(procs: dict, urls: dict[str, Path], startup_s: float) -> dict[str, str]:
+    """Every party's URL once each listens. A party on a busy machine may be scheduled late and
+    import slowly: its run.startup_s counts from the last moment it made progress (used CPU),
+    up to STARTUP_CAP times it in all; one that is late is named with what it used and the
+    machine's load."""
+    start = time.monotonic()
+    moved = dict.fromkeys(procs, start)
+    used = {n: cpu_s(p.pid) for n, p in procs.items()}
     while True:
         dead = {n: p.returncode for n, p in procs.items() if p.poll() is not None}
         if dead:
             raise MpcBanditError(f"party {', '.join(dead)} exited before listening (see its log)")
         if all(f.exists() for f in urls.values()):
             return {n: f.read_text() for n, f in urls.items()}
-        if time.monotonic() > end:
-            late = [n for n, f in urls.items() if not f.exists()]
-            raise MpcBanditError(f"party {', '.join(late)} not listening within {deadline_s:g} s")
+        now = time.monotonic()
+        late = []
+        for name, f in urls.items():
+            if f.exists():
+                continue
+            cpu = cpu_s(procs[name].pid)
+            if cpu is not None and cpu != used[name]:
+                used[name], moved[name] = cpu, now
+            if now - moved[name] > startup_s or now - start > STARTUP_CAP * startup_s:
+                late.append(f"{name} ({used[name] or 0:.1f} CPU-s in {now - start:.0f} s, "
+                            f"none for the last {now - moved[name]:.0f} s)")
+        if late:
+            raise MpcBanditError(
+                f"party {', '.join(late)} not listening within run.startup_s = {startup_s:g} s "
+                f"of its last progress (or {STARTUP_CAP:g} times it in all); load average "
+                f"{os.getloadavg()[0]:.1f}: a party that used little CPU waited for the "
+                "machine (give run.startup_s more), one that used much is stuck (see its log)")
         time.sleep(_POLL_S)
 
 
