@@ -117,6 +117,10 @@ class ServeSection:
                      doc="address the party's API listens on; anything but loopback needs "
                          "token_file")
     port: int = spec(0, min=0, max=65535, local=True, doc="the API's port (0: a free one)")
+    probe_port: int = spec(-1, min=-1, max=65535, local=True,
+                           doc="a listener of its own for /v1/health and /metrics, on a thread "
+                               "of its own so that probes answer however busy the API is (-1: "
+                               "none; 0: a free port); on serve.bind, with the same token")
     token_file: str = spec("", local=True,
                            doc="file (mode 0600) holding the bearer token every request must "
                                "carry; required when bind is not a loopback address")

@@ -19,6 +19,7 @@ from mpcbandit.serve import DRAIN_MARGIN_S
 from mpcbandit.net.zmq_link import raise_file_limit
 from mpcbandit.serve.access import api_token, bearer_matches
 from mpcbandit.serve.connections import FILE_RESERVE, Guard, GuardedSite, OncePerKind
+from mpcbandit.serve.probes import ProbeListener
 from mpcbandit.serve.backend import Backend
 from mpcbandit.serve.metrics import CONTENT_TYPE_LATEST
 from mpcbandit.serve.requests import max_body_bytes
@@ -55,17 +56,15 @@ async def _read_body(request: web.Request, limit: int) -> bytes | Reply:
         chunks.append(chunk)
 
 
-def make_app(service: Service, token: str | None, guard: Guard) -> web.Application:
-    """The aiohttp application of one party's API."""
-    limit = max_body_bytes(service.role.features)
-    read_timeout_s = service.serve.read_timeout_s
-    posts = {"/v1/contexts": service.post_context, "/v1/decisions": service.post_decision,
-             "/v1/rewards": service.post_reward}
+def _counted_and_guarded(service: Service, token: str | None, guard: Guard | None):
+    """The middleware of every listener: the bearer token checked, unknown routes answered in
+    JSON, each request counted by route and status; a request marked on its connection (the
+    guard's: a request being handled is never idle)."""
 
     @web.middleware
     async def count_and_guard(request: web.Request, handler):
         route = request.path if request.path in ROUTES else "other"
-        conn = guard.handling(request.transport)
+        conn = guard.handling(request.transport) if guard is not None else None
         if conn is not None:
             conn.started()
         try:
@@ -78,16 +77,38 @@ def make_app(service: Service, token: str | None, guard: Guard) -> web.Applicati
 
     async def answer(request: web.Request, handler) -> web.StreamResponse:
         if token is not None and not bearer_matches(request.headers.get("Authorization"), token):
-            response = _json(Reply(401, {"error": "missing or wrong bearer token (header "
-                                                  "'Authorization: Bearer TOKEN')"},
-                                   {"WWW-Authenticate": 'Bearer realm="mpcbandit"'}))
-        else:
-            try:
-                response = await handler(request)
-            except web.HTTPException as e:  # unknown route or method: JSON like the rest
-                response = _json(error(e.status, f"{e.reason}: {request.method} "
-                                                 f"{request.path}"))
-        return response
+            return _json(Reply(401, {"error": "missing or wrong bearer token (header "
+                                              "'Authorization: Bearer TOKEN')"},
+                               {"WWW-Authenticate": 'Bearer realm="mpcbandit"'}))
+        try:
+            return await handler(request)
+        except web.HTTPException as e:  # unknown route or method: JSON like the rest
+            return _json(error(e.status, f"{e.reason}: {request.method} {request.path}"))
+
+    return count_and_guard
+
+
+def _add_probes(app: web.Application, service: Service) -> web.Application:
+    """/v1/health and /metrics on app (the API's, and the probe listener's)."""
+
+    async def health(_request: web.Request) -> web.Response:
+        return _json(service.health())
+
+    async def metrics(_request: web.Request) -> web.Response:
+        return web.Response(body=service.metrics.text(),
+                            headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app.router.add_get("/v1/health", health)
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+def make_app(service: Service, token: str | None, guard: Guard) -> web.Application:
+    """The aiohttp application of one party's API."""
+    limit = max_body_bytes(service.role.features)
+    read_timeout_s = service.serve.read_timeout_s
+    posts = {"/v1/contexts": service.post_context, "/v1/decisions": service.post_decision,
+             "/v1/rewards": service.post_reward}
 
     async def post(request: web.Request) -> web.Response:
         try:
@@ -100,20 +121,18 @@ def make_app(service: Service, token: str | None, guard: Guard) -> web.Applicati
             return _json(raw)
         return _json(await posts[request.path](raw))
 
-    async def health(_request: web.Request) -> web.Response:
-        return _json(service.health())
-
-    async def metrics(_request: web.Request) -> web.Response:
-        return web.Response(body=service.metrics.text(),
-                            headers={"Content-Type": CONTENT_TYPE_LATEST})
-
     # aiohttp's own cap stays above ours, so an oversize body gets our 400, not its 413
-    app = web.Application(middlewares=[count_and_guard], client_max_size=limit + 1024)
+    app = web.Application(middlewares=[_counted_and_guarded(service, token, guard)],
+                          client_max_size=limit + 1024)
     for path in posts:
         app.router.add_post(path, post)
-    app.router.add_get("/v1/health", health)
-    app.router.add_get("/metrics", metrics)
-    return app
+    return _add_probes(app, service)
+
+
+def make_probe_app(service: Service, token: str | None) -> web.Application:
+    """The probe listener's application: /v1/health and /metrics alone, the same token."""
+    return _add_probes(web.Application(middlewares=[_counted_and_guarded(service, token, None)]),
+                       service)
 
 
 @dataclass
@@ -124,6 +143,9 @@ class RunningService:
     url: str
     runner: web.AppRunner
     sweeper: asyncio.Task | None = None
+    #: the probe listener (serve.probe_port) and its URL, if there is one
+    probes: ProbeListener | None = None
+    probe_url: str | None = None
 
 
 async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend,
@@ -154,7 +176,19 @@ async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend
     log.info("%s: API at %s (%s), %d record(s) read back from %s", role.party, url,
              "bearer token required" if token else "loopback, no token",
              len(service.records), service.wal.path)
-    return RunningService(service, url, runner, asyncio.create_task(guard.sweeping()))
+    running = RunningService(service, url, runner, asyncio.create_task(guard.sweeping()))
+    if serve.probe_port >= 0:
+        running.probes = ProbeListener(make_probe_app(service, token), serve.bind,
+                                       serve.probe_port)
+        try:
+            running.probe_url = running.probes.start(DRAIN_MARGIN_S)
+        except OSError as e:
+            await drain_and_stop(running, 0.0)
+            raise OutputError(Path(f"{serve.bind}:{serve.probe_port}"), e,
+                              "listen on (serve.bind, serve.probe_port)") from None
+        log.info("%s: probes (/v1/health, /metrics) at %s, on a thread of their own",
+                 role.party, running.probe_url)
+    return running
 
 
 def _connection_limit(serve: ServeSection) -> int:
@@ -176,6 +210,8 @@ async def drain_and_stop(running: RunningService, deadline_s: float) -> None:
     log.info("%s: stopping: new requests get 503; finishing open batches (at most %g s)",
              party, deadline_s)
     await running.service.drain(deadline_s)
+    if running.probes is not None:
+        running.probes.stop(DRAIN_MARGIN_S)
     if running.sweeper is not None:
         running.sweeper.cancel()
     await running.runner.cleanup()
