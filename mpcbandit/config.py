@@ -117,6 +117,16 @@ class ServeSection:
                      doc="address the party's API listens on; anything but loopback needs "
                          "token_file")
     port: int = spec(0, min=0, max=65535, local=True, doc="the API's port (0: a free one)")
+    tls_cert: str = spec("", local=True,
+                         doc="the API's certificate chain (PEM): with tls_key, the API speaks "
+                             "HTTPS only")
+    tls_key: str = spec("", local=True,
+                        doc="the certificate's private key (PEM, mode 0600, in folders no one "
+                            "else may write)")
+    tls_client_ca: str = spec("", local=True,
+                              doc="CA certificates (PEM) a caller's certificate must chain to "
+                                  "(mutual TLS): the application proves itself by certificate, "
+                                  "and token_file is then not required")
     probe_port: int = spec(-1, min=-1, max=65535, local=True,
                            doc="a listener of its own for /v1/health and /metrics, on a thread "
                                "of its own so that probes answer however busy the API is (-1: "

@@ -169,6 +169,9 @@ class GuardedSite(web.TCPSite):
     async def start(self) -> None:
         await web.BaseSite.start(self)   # registers the site with its runner
         server = self._runner.server
+        # a TLS handshake is a request's head too: it may take no longer
+        tls = {"ssl": self._ssl_context,
+               "ssl_handshake_timeout": self.guard.read_timeout_s} if self._ssl_context else {}
         self._server = await asyncio.get_running_loop().create_server(
             lambda: Guarded(self.guard, server()), self._host, self._port,
-            backlog=self._backlog, reuse_address=self._reuse_address)
+            backlog=self._backlog, reuse_address=self._reuse_address, **tls)

@@ -18,10 +18,11 @@ log = logging.getLogger("mpcbandit.serve")
 
 
 class ProbeListener:
-    """Serves `app` on bind:port from a thread of its own until stopped."""
+    """Serves `app` on bind:port (HTTPS with a TLS context) from a thread of its own until
+    stopped."""
 
-    def __init__(self, app: web.Application, bind: str, port: int):
-        self.app, self.bind, self.port = app, bind, port
+    def __init__(self, app: web.Application, bind: str, port: int, tls=None):
+        self.app, self.bind, self.port, self.tls = app, bind, port, tls
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="probes",
@@ -40,14 +41,14 @@ class ProbeListener:
     async def _listen(self) -> str:
         self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.bind, self.port)
+        site = web.TCPSite(self._runner, self.bind, self.port, ssl_context=self.tls)
         try:
             await site.start()
         except OSError:
             await self._runner.cleanup()
             raise
         host, port = self._runner.addresses[0][:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{port}"
 
     def stop(self, deadline_s: float) -> None:
         """Stop listening and end the thread (at most deadline_s)."""

@@ -17,7 +17,7 @@ from mpcbandit.config import ServeSection
 from mpcbandit.files import OutputError
 from mpcbandit.serve import DRAIN_MARGIN_S
 from mpcbandit.net.zmq_link import raise_file_limit
-from mpcbandit.serve.access import api_token, bearer_matches
+from mpcbandit.serve.access import api_token, bearer_matches, tls_context
 from mpcbandit.serve.connections import FILE_RESERVE, Guard, GuardedSite, OncePerKind
 from mpcbandit.serve.probes import ProbeListener
 from mpcbandit.serve.backend import Backend
@@ -152,6 +152,7 @@ async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend
                         wal_path: Path) -> RunningService:
     """Read the log back, listen, start the backend; return once requests are answered."""
     token = api_token(serve)  # refuses an open bind without a token before anything listens
+    tls = tls_context(serve)
     service = Service(serve, role, backend, wal_path)
     report = OncePerKind(log)
     asyncio.get_running_loop().set_exception_handler(report.loop_handler)
@@ -164,7 +165,8 @@ async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend
                            access_log=None, keepalive_timeout=serve.idle_timeout_s + 60)
     await runner.setup()
     try:
-        await GuardedSite(runner, serve.bind, serve.port, guard, backlog=1024).start()
+        await GuardedSite(runner, serve.bind, serve.port, guard, backlog=1024,
+                          ssl_context=tls).start()
     except OSError as e:
         await runner.cleanup()
         service.wal.close()
@@ -172,14 +174,16 @@ async def start_service(serve: ServeSection, role: ServiceRole, backend: Backend
                           "listen on (serve.bind, serve.port)") from None
     host, port = runner.addresses[0][:2]
     await service.start()
-    url = f"http://{host}:{port}"
+    url = f"{'https' if tls else 'http'}://{host}:{port}"
     log.info("%s: API at %s (%s), %d record(s) read back from %s", role.party, url,
-             "bearer token required" if token else "loopback, no token",
+             ("TLS, " if tls else "") + ("bearer token required" if token else
+                                          "client certificate required" if serve.tls_client_ca
+                                          else "loopback, no token"),
              len(service.records), service.wal.path)
     running = RunningService(service, url, runner, asyncio.create_task(guard.sweeping()))
     if serve.probe_port >= 0:
         running.probes = ProbeListener(make_probe_app(service, token), serve.bind,
-                                       serve.probe_port)
+                                       serve.probe_port, tls)
         try:
             running.probe_url = running.probes.start(DRAIN_MARGIN_S)
         except OSError as e:
