@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from mpcbandit.data import open_data_file
+from mpcbandit.data.stray import note_read
 from mpcbandit.data.tables import Block, TableFile, check_ids, find_table
 from mpcbandit.errors import DataError
 
@@ -84,6 +85,7 @@ def own_folders(data_dir: Path, parties: list[str]) -> None:
 def read_id_list(folder: Path, party: str) -> IdList:
     """folder/ids.csv, checked: a header 'id', then unique ids of at most MAX_ID_CHARS."""
     path = party_folder(folder, party) / IDS_FILE
+    note_read(path.parent, Path(IDS_FILE).stem)
     h = hashlib.sha256()
     with open_data_file(path, text=True) as f:
         try:

@@ -26,6 +26,7 @@ import numpy as np
 
 from mpcbandit.data import ID, check_file, open_data_file
 from mpcbandit.data.parquet_tables import parquet_checked, parquet_module, parquet_rows
+from mpcbandit.data.stray import note_read
 from mpcbandit.errors import DataError
 # a table's id is what a request names when a service looks its row up: one bound for both
 from mpcbandit.serve.requests import MAX_ID_CHARS
@@ -44,11 +45,13 @@ _KINDS = {"real": "iuf", "uint64": "iu"}
 
 def present(folder: Path, stem: str) -> bool:
     """Whether folder holds a table stem.* in any format."""
+    note_read(folder, stem)
     return any(os.path.lexists(Path(folder) / f"{stem}{suffix}") for suffix in SUFFIXES)
 
 
 def find_table(folder: Path, stem: str, party: str) -> Path:
     """The one file folder/stem.{csv,npy,parquet}; a DataError naming the folder otherwise."""
+    note_read(folder, stem)
     found = [folder / f"{stem}{suffix}" for suffix in SUFFIXES if os.path.lexists(folder / f"{stem}{suffix}")]
     if len(found) != 1:
         what = "none of" if not found else "more than one of"

@@ -20,6 +20,7 @@ import numpy as np
 from mpcbandit.checkpoint import FINISHED, CheckpointStore, finished
 from mpcbandit.config import Config, Party
 from mpcbandit.data.folder import own_folders, party_folder
+from mpcbandit.data.stray import warn_stray
 from mpcbandit.errors import ConfigError, MpcBanditError
 from mpcbandit.identity import identity_fields
 from mpcbandit.net.channel import BUFFERED_MESSAGES_DEFAULT, Channel
@@ -119,7 +120,28 @@ class Protocol:
             if folder is not None:
                 raise MpcBanditError(f"protocol {self.name} reads no data: give it no --data")
             return None
-        return self.sources(cfg, role, index, None if folder is None else Path(folder))
+        source = self.sources(cfg, role, index, None if folder is None else Path(folder))
+        if folder is not None:
+            warn_stray(Path(folder), f"{role}.{index}", lambda: self._readers(cfg))
+        return source
+
+    def _readers(self, cfg: Config) -> dict[str, list[str]]:
+        """stem -> the parties whose folder takes that table, as `data split` lays them out (a
+        split of a few steps, made only to name where a stray file belongs)."""
+        import tempfile
+
+        from mpcbandit.data.split import write_split
+
+        if self.split is None:
+            return {}
+        small = with_steps(cfg, self.steps(cfg.section)[1]) if self.steps else cfg
+        takes: dict[str, list[str]] = {}
+        with tempfile.TemporaryDirectory(prefix="mpcbandit-split-") as tmp:
+            out = write_split(small, Path(tmp) / "split")
+            for folder in sorted(out.iterdir()):
+                for name in {f.name.split(".", 1)[0] for f in folder.iterdir()}:
+                    takes.setdefault(name, []).append(folder.name)
+        return takes
 
     def data_folders(self, data_dir: Path, parties: list[str]) -> Path:
         """data_dir (resolved), the parent of every party's folder data_dir/<party>: refused if
