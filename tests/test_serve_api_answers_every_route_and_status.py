@@ -174,6 +174,8 @@ def test_metrics_count_requests_decisions_batches_latency_costs_and_queues(party
                  'mpcbandit_requests_total{route="/v1/contexts",status="409"} 1.0',
                  'mpcbandit_requests_total{route="/v1/decisions",status="200"} 1.0',
                  "mpcbandit_decisions_total 1.0",
+                 # the arm mix: the fake backend's arm for m1
+                 f'mpcbandit_decisions_by_arm_total{{arm="{arm_for("m1")}"}} 1.0',
                  "mpcbandit_rewards_pending 1.0",
                  'mpcbandit_decision_latency_seconds_count 1.0',
                  'mpcbandit_op_rounds_total{op="decide"} 16.0',
@@ -222,3 +224,12 @@ def test_a_backend_stage_that_does_not_exist_is_refused_by_name(party):
         party.service.report_stage("queue", 0.1)
     with pytest.raises(ValueError, match="'log'"):   # the shell's own, not the backend's
         party.service.report_stage("log", 0.1)
+
+
+def test_metrics_give_the_mean_reward_over_any_window(party):
+    for rid, reward in (("w1", 0.5), ("w2", -0.25)):
+        assert party.call("POST", "/v1/decisions", {"id": rid})[0] == 200
+        assert party.call("POST", "/v1/rewards", {"id": rid, "reward": reward})[0] == 202
+    text = party.call("GET", "/metrics")[1]
+    assert _metric(text, "mpcbandit_rewards_total") == 2.0
+    assert _metric(text, "mpcbandit_reward_sum") == 0.25

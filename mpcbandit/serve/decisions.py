@@ -105,7 +105,7 @@ class Decisions:
             return error(503, f"no decision for id {ticket.id!r}: {outcome.reason}",
                          id=ticket.id, **({"missing": outcome.missing} if outcome.missing
                                           else {}))
-        self.metrics.answered(ticket)
+        self.metrics.answered(ticket, outcome.arm)
         return Reply(200, {"id": ticket.id, "arm": outcome.arm})
 
     def record(self, ticket: Ticket, decided: Decided) -> None:

@@ -40,8 +40,15 @@ class ServeMetrics:
         self.decision_timeouts = Counter("mpcbandit_decision_timeouts",
                                          "decision requests answered 503 after "
                                          "serve.decision_timeout_s", registry=r)
+        self.decisions_by_arm = Counter("mpcbandit_decisions_by_arm", "decisions answered, by "
+                                        "the arm served (the arm mix, at the arm-puller)",
+                                        ["arm"], registry=r)
         self.contexts = Counter("mpcbandit_contexts", "contexts accepted", registry=r)
         self.rewards = Counter("mpcbandit_rewards", "rewards accepted", registry=r)
+        # a Gauge: O3M's rewards may be negative, which a Counter cannot add
+        self.reward_sum = Gauge("mpcbandit_reward_sum", "the sum of the rewards accepted: over "
+                                "any window, its change over mpcbandit_rewards_total's is the "
+                                "mean reward (at the party that takes rewards)", registry=r)
         self.rewards_expired = Counter("mpcbandit_rewards_expired",
                                        "decisions closed without a reward after "
                                        "serve.reward_timeout_s", registry=r)
@@ -95,10 +102,12 @@ class ServeMetrics:
             for ticket in items:
                 self.report_stage("queued", now - ticket.accepted)
 
-    def answered(self, ticket) -> None:
-        """A decision answered with its arm: counted, its latency and its log stage."""
+    def answered(self, ticket, arm: int) -> None:
+        """A decision answered with its arm: counted (and by arm), its latency and its log
+        stage."""
         now = time.monotonic()
         self.decisions.inc()
+        self.decisions_by_arm.labels(str(arm)).inc()
         self.report_stage("log", now - ticket.decided_at)
         self.decision_latency.observe(now - ticket.accepted)
 

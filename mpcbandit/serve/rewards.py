@@ -68,6 +68,7 @@ class Rewards:
         if failed:
             return failed
         self.metrics.rewards.inc()
+        self.metrics.reward_sum.inc(req.reward)
         return Reply(202, {"id": req.id})
 
     def decided(self, ids: list[str], loop: asyncio.AbstractEventLoop | None) -> None:
