@@ -20,25 +20,14 @@ from mpcbandit.config import ServeSection
 from mpcbandit.serve.server import drain_and_stop, start_service
 from mpcbandit.serve.service import ServiceRole
 
+from deadlines import DEADLINE_S, deadline, wait_for  # noqa: F401 (tests import them from here)
+
 REPO = Path(__file__).resolve().parents[1]
-DEADLINE_S = 60.0
 
 
 def arm_for(rid: str, arms: int = 10) -> int:
     """The arm the fake backend picks for an id."""
     return zlib.crc32(rid.encode()) % arms
-
-
-def wait_for(condition, what: str, deadline_s: float = DEADLINE_S, every_s: float = 0.02):
-    """Wait until condition() is truthy (and return it), or fail naming what was awaited."""
-    end = time.monotonic() + deadline_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"not within {deadline_s:g} s: {what}")
-        time.sleep(every_s)
 
 
 def take_once_waiting(queue, **next_batch) -> tuple[threading.Thread, dict]:
