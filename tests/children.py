@@ -115,6 +115,18 @@ def stopping(*procs):
         stop_all(procs)
 
 
+@contextmanager
+def stopping_unless_started(*procs):
+    """`with stopping_unless_started(procs): wait until they serve`: stop_all(procs) if the
+    block raises (the wait failed: they are stopped now, not when the test ends), else leave
+    them running for the test."""
+    try:
+        yield procs[0] if len(procs) == 1 else procs
+    except BaseException:
+        stop_all(procs)
+        raise
+
+
 def _flatten(procs):
     if isinstance(procs, subprocess.Popen):
         yield procs

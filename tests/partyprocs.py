@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from children import popen
 from mpcbandit.progress_file import read_progress
 
 
@@ -75,9 +76,9 @@ def start_run(*args, out: Path | None) -> subprocess.Popen:
     process with the repo on its path."""
     repo = Path(__file__).resolve().parents[1]
     where = [] if out is None else ["--out", str(out)]
-    return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *map(str, args), *where],
-                            cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return popen([sys.executable, "-m", "mpcbandit", "run", *map(str, args), *where],
+                 cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def kill_party(launcher: subprocess.Popen, pid: int, sig: int, timeout: float) -> tuple[str, float]:

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from serve_support import REPO, call, wait_for
+from serve_support import REPO, call, deadline, wait_for
 
+from children import popen, stopping_unless_started
 from mpcbandit.serve.wal import read_records
 
 HOLDERS = ["feature_holder.0", "feature_holder.1"]
@@ -50,12 +51,13 @@ class Service:
         args += ["--net", net] if net is not None else []
         (self.out / "endpoints.json").unlink(missing_ok=True)
         with open(self.log, "ab") as f:
-            self.proc = subprocess.Popen([sys.executable, "-m", "mpcbandit", "serve", *args,
-                                          "--out", str(self.out)], cwd=REPO, env=env(),
-                                         stdout=f, stderr=subprocess.STDOUT)
-        self.urls = wait_for(self._endpoints, "the service's endpoints.json", 60)
-        if ready:
-            self.wait_ready()
+            self.proc = popen([sys.executable, "-m", "mpcbandit", "serve", *args,
+                               "--out", str(self.out)], cwd=REPO, env=env(),
+                              stdout=f, stderr=subprocess.STDOUT)
+        with stopping_unless_started(self.proc):
+            self.urls = wait_for(self._endpoints, "the service's endpoints.json")
+            if ready:
+                self.wait_ready()
 
     def _endpoints(self):
         if self.proc.poll() is not None:
@@ -68,8 +70,7 @@ class Service:
         return call(self.urls[party], "GET", "/v1/health")[1]
 
     def wait_ready(self) -> None:
-        wait_for(lambda: all(self.health(p)["ready"] for p in self.parties), "every party ready",
-                 60)
+        wait_for(lambda: all(self.health(p)["ready"] for p in self.parties), "every party ready")
 
     def post(self, party: str, route: str, body: dict):
         status, answer, headers = call(self.urls[party], "POST", route, body)
@@ -90,7 +91,7 @@ class Service:
     def stop(self) -> int:
         """SIGTERM the launcher (every party drains); its exit status."""
         self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(60)
+        return self.proc.wait(deadline(60))
 
     def metric(self, party: str, name: str) -> float:
         text = call(self.urls[party], "GET", "/metrics")[1]

@@ -20,6 +20,7 @@ from mpcbandit.config import ServeSection
 from mpcbandit.serve.server import drain_and_stop, start_service
 from mpcbandit.serve.service import ServiceRole
 
+from children import popen, stopping_unless_started
 from deadlines import DEADLINE_S, deadline, wait_for  # noqa: F401 (tests import them from here)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -203,9 +204,9 @@ def start_party(tmp_path: Path, *args: str, name: str = "party") -> tuple[subpro
     url_file = tmp_path / f"{name}.url"
     url_file.unlink(missing_ok=True)
     log = open(tmp_path / f"{name}.log", "ab")
-    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "serve_party.py"),
-                             "--url-file", str(url_file), *args], cwd=REPO,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=log, stderr=log)
+    proc = popen([sys.executable, str(REPO / "tests" / "serve_party.py"),
+                  "--url-file", str(url_file), *args], cwd=REPO,
+                 env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=log, stderr=log)
     log.close()
 
     def listening():
@@ -214,4 +215,5 @@ def start_party(tmp_path: Path, *args: str, name: str = "party") -> tuple[subpro
                                  f"{(tmp_path / f'{name}.log').read_text()}")
         return url_file.exists() and url_file.read_text()
 
-    return proc, wait_for(listening, "the party process listens")
+    with stopping_unless_started(proc):
+        return proc, wait_for(listening, "the party process listens")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
@@ -40,8 +41,8 @@ def _start_parties(tmp_path: Path, config: str, sets: list[str], extra: dict | N
         cmd = [sys.executable, "-m", "mpcbandit", "party", config, "--role", p.role, "--index",
                str(p.index), *flags, *(extra or {}).get(p.name, []),
                "--progress", tmp_path / f"{p.name}.progress", "--result", tmp_path / f"{p.name}.json"]
-        procs[p.name] = (subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                                          stderr=err), tmp_path / f"{p.name}.err")
+        procs[p.name] = (popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+                               stderr=err), tmp_path / f"{p.name}.err")
     return procs
 
 

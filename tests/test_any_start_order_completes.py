@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
@@ -63,8 +64,8 @@ def test_a_party_starting_20_s_late_still_completes(tmp_path):
                "--index", str(p.index), "--result", str(tmp_path / f"{p.name}.json")]
         for s in sets:
             cmd += ["--set", s]
-        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        return popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True)
 
     *early, late = cfg.parties()
     procs = [launch(p) for p in early]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from children import popen
 from compose_files import ENV, assert_equals_plaintext, make_compose, services
 from conftest import REPO, load_script
 from mpcbandit.files import write_private
@@ -39,9 +40,9 @@ STEPS = 200  # $MPCBANDIT_STEPS
 
 
 def mpcbandit(*args, prefix=(), env=None, **kw):
-    return subprocess.Popen([*prefix, sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
-                            env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, **kw)
+    return popen([*prefix, sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
+                 env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                 text=True, **kw)
 
 
 def finish(proc, timeout=300):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
@@ -30,10 +31,10 @@ def as_a_terminal_starts_it() -> None:
 
 def start(*args, out):
     """`mpcbandit run ARGS --out OUT` in its own process group, as a terminal starts it."""
-    return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *args, "--out", str(out)],
-                            cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=as_a_terminal_starts_it)
+    return popen([sys.executable, "-m", "mpcbandit", "run", *args, "--out", str(out)],
+                 cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 start_new_session=True, preexec_fn=as_a_terminal_starts_it)
 
 
 def interrupt(launcher, group: bool) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.data.split import write_split
@@ -87,8 +88,8 @@ def test_parties_confined_to_their_own_folders_complete_the_run_and_leak_nothing
         for s in SETS:
             cmd += ["--set", s]
         log = open(me / "party.log", "wb")
-        procs[p.name] = (subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                          env=dict(os.environ, PYTHONPATH=str(REPO))), log)
+        procs[p.name] = (popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                               env=dict(os.environ, PYTHONPATH=str(REPO))), log)
     for name, (proc, log) in procs.items():
         try:
             proc.wait(timeout=180)

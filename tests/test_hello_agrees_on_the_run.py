@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.errors import ProtocolError
@@ -38,8 +39,8 @@ def start_parties(tmp_path, per_party_sets):
                "--set", "run.startup_s=20", "--set", "run.deadline_s=10"]
         for s in sets + per_party_sets.get(p.name, []):
             cmd += ["--set", s]
-        procs[p.name] = subprocess.Popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs[p.name] = popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = {}
     for name, proc in procs.items():
         try:

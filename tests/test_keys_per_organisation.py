@@ -12,6 +12,7 @@ import sys
 import pytest
 import zmq
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.errors import ConfigError
@@ -53,8 +54,8 @@ def test_organisations_make_their_own_keys_and_run(tmp_path):
         cmd = [sys.executable, "-m", "mpcbandit", "party", "configs/demo-sum.toml", "--role", p.role,
                "--index", str(p.index), "--result", tmp_path / "results" / f"{p.name}.json",
                *sets_args([*sets, f'run.keys_dir="{folders[p.name]}"'])]
-        procs[p.name] = subprocess.Popen(list(map(str, cmd)), cwd=REPO, env=ENV,
-                                         stderr=subprocess.PIPE, text=True)
+        procs[p.name] = popen(list(map(str, cmd)), cwd=REPO, env=ENV,
+                              stderr=subprocess.PIPE, text=True)
     errors = {n: p.communicate(timeout=120)[1] for n, p in procs.items()}
     assert all(p.returncode == 0 for p in procs.values()), errors
     out = json.loads((tmp_path / "results" / "output.0.json").read_text())["output"]

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from children import popen
 from conftest import REPO
 from mpcbandit.errors import PeerGone
 from mpcbandit.launch import pick_base_port
@@ -29,9 +30,9 @@ time.sleep(600)
 def test_a_killed_peer_is_named_while_waiting_far_longer_than_the_deadline():
     base = pick_base_port("127.0.0.1", 2)
     a_addr, b_addr = f"tcp://127.0.0.1:{base}", f"tcp://127.0.0.1:{base + 1}"
-    peer = subprocess.Popen([sys.executable, "-c", PEER, a_addr, b_addr], cwd=REPO,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE,
-                            text=True)
+    peer = popen([sys.executable, "-c", PEER, a_addr, b_addr], cwd=REPO,
+                 env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE,
+                 text=True)
     link = ZmqLink("a", a_addr, {"b": b_addr}, max_bytes=2**20, linger_s=0)
     chan = Channel("a", ["b"], link, session="s", deadline_s=1.5, max_bytes=2**20)
     try:

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.data.split import write_split
@@ -73,8 +74,8 @@ def test_a_party_whose_data_is_refused_tells_its_peers_at_once(tmp_path):
                "--set", "run.startup_s=60", "--set", "run.deadline_s=60"]
         for s in SETS:
             cmd += ["--set", s]
-        procs[p.name] = subprocess.Popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs[p.name] = popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     errs = {}
     for name, proc in procs.items():
         try:

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from children import popen
 from conftest import REPO
 
 pytestmark = pytest.mark.slow  # whole examples: the quick tier (-m "not slow") leaves it out
@@ -46,8 +47,8 @@ def test_the_example_of_docs_serve_runs_as_written(tmp_path, heading, name):
     (tmp_path / name).write_text(script)
     env = dict(os.environ, PYTHONPATH=str(REPO))
     with open(tmp_path / "launcher.log", "wb") as log:
-        service = subprocess.Popen(_mpcbandit(commands[0]), cwd=tmp_path, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT)
+        service = popen(_mpcbandit(commands[0]), cwd=tmp_path, env=env, stdout=log,
+                        stderr=subprocess.STDOUT)
     try:
         run = subprocess.run([sys.executable, name], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=180)

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from children import popen
 from conftest import REPO
 from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
@@ -38,8 +39,8 @@ def test_a_flood_of_plain_connections_leaves_the_run_intact(tmp_path):
     def start(p, **kw):
         cmd = [sys.executable, "-m", "mpcbandit", "party", "configs/demo-sum.toml", "--role", p.role,
                "--index", str(p.index), *[a for s in sets for a in ("--set", s)]]
-        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, **kw)
+        return popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True, **kw)
 
     target = cfg.party("compute", 0)
     port = int(target.address.rpartition(":")[2])
