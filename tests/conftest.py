@@ -195,9 +195,11 @@ def load_script(name: str):
     return mod
 
 
-def run_cli(*args, timeout=120, check=True) -> subprocess.CompletedProcess:
-    """Run `python -m mpcbandit ARGS` from the repo; returns the CompletedProcess."""
+def run_cli(*args, timeout=None, check=True) -> subprocess.CompletedProcess:
+    """Run `python -m mpcbandit ARGS` from the repo (killed past timeout, a deadline(...):
+    deadline(120) if None); returns the CompletedProcess."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    timeout = deadline(120) if timeout is None else timeout
     proc = subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:

@@ -58,7 +58,7 @@ def gate_first_fsync(monkeypatch, wal_module) -> tuple[list, threading.Event, th
         calls.append(fd)
         if len(calls) == 1:
             entered.set()
-            assert release.wait(30)
+            assert release.wait(deadline(30))
         real_fsync(fd)
 
     monkeypatch.setattr(wal_module.os, "fsync", gated_fsync)
@@ -147,8 +147,9 @@ class FakeBackend:
 
 
 def serve_section(**values) -> ServeSection:
-    """A [serve] section: small deadlines for tests, loopback, a free port."""
-    base = {"batch_ms": 2.0, "decision_timeout_s": 5.0}
+    """A [serve] section: small deadlines for tests (lengthened on a slow machine), loopback,
+    a free port."""
+    base = {"batch_ms": 2.0, "decision_timeout_s": deadline(5.0)}
     return dataclasses.replace(ServeSection(), **{**base, **values})
 
 
@@ -173,7 +174,7 @@ class LiveService:
 
     def close(self) -> None:
         if self.loop.is_running():
-            asyncio.run_coroutine_threadsafe(drain_and_stop(self.running, 10.0),
+            asyncio.run_coroutine_threadsafe(drain_and_stop(self.running, deadline(10)),
                                              self.loop).result(DEADLINE_S)
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(DEADLINE_S)

@@ -27,6 +27,7 @@ import pytest
 from children import popen
 from compose_files import ENV, assert_equals_plaintext, make_compose, services
 from conftest import REPO, load_script
+from deadlines import deadline
 from mpcbandit.files import write_private
 from mpcbandit.launch import pick_base_port
 from netns import Hosts, NamespaceUnavailable
@@ -45,9 +46,11 @@ def mpcbandit(*args, prefix=(), env=None, **kw):
                  text=True, **kw)
 
 
-def finish(proc, timeout=300):
+def finish(proc, timeout=None):
+    """(exit status, output) of proc, killed past timeout (a deadline(...): deadline(300) if
+    None)."""
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        out, _ = proc.communicate(timeout=deadline(300) if timeout is None else timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, _ = proc.communicate()
@@ -217,7 +220,7 @@ class Service(Deployment):
         """SIGTERM to every party (`docker compose stop`): each drains and exits 0."""
         for proc in procs.values():
             proc.send_signal(signal.SIGTERM)
-        outs = {party: finish(proc, timeout=60) for party, proc in procs.items()}
+        outs = {party: finish(proc, timeout=deadline(60)) for party, proc in procs.items()}
         assert all(code == 0 for code, _ in outs.values()), {p: o[-1500:] for p, (_, o) in outs.items()}
 
     def gathered(self, split: Path) -> Path:
@@ -260,7 +263,7 @@ def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_pa
         ids = ids[30:]
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", svc.gathered(split),
                            "--json"], cwd=REPO, env=ENV, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=deadline(300))
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["decisions"] == report["agree"] == len(served) == 60, report

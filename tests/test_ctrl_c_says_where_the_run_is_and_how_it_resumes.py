@@ -11,6 +11,7 @@ import time
 
 from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.interrupted import interrupted_note
@@ -42,7 +43,7 @@ def interrupt(launcher, group: bool) -> str:
     parties = list(party_pids(launcher.pid).values())
     (os.killpg if group else os.kill)(launcher.pid, signal.SIGINT)
     try:
-        _, err = launcher.communicate(timeout=60)
+        _, err = launcher.communicate(timeout=deadline(60))
     finally:
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
@@ -51,8 +52,8 @@ def interrupt(launcher, group: bool) -> str:
     return err
 
 
-def wait_for_common_checkpoint(out, timeout=60.0) -> None:
-    end = time.monotonic() + timeout
+def wait_for_common_checkpoint(out) -> None:
+    end = time.monotonic() + deadline(60)
     while time.monotonic() < end:
         try:
             common_checkpoint(out, NAMES)

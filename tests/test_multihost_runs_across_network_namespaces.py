@@ -10,6 +10,7 @@ import pytest
 
 from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.net.security import write_keys
 from netns import Hosts, NamespaceUnavailable
@@ -40,7 +41,7 @@ def run_across_hosts(tmp_path, config, sets):
                 cmd += ["--set", s]
             procs.append(popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True))
-        outs = [p.communicate(timeout=120)[0] for p in procs]
+        outs = [p.communicate(timeout=deadline(120))[0] for p in procs]
         assert all(p.returncode == 0 for p in procs), outs
         return {p.name: json.loads((tmp_path / f"{p.name}.json").read_text()) for p in cfg.parties()}
     finally:

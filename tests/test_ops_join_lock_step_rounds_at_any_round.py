@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc import arith
 from mpcbandit.mpc.local import run_engines
@@ -118,7 +119,7 @@ def test_a_party_that_started_an_op_the_other_did_not_is_named():
             sched.step()
 
     with pytest.raises(ProtocolError, match="not running the same ops") as err:
-        run_engines(core, deadline_s=5)
+        run_engines(core, deadline_s=deadline(5))
     assert err.value.peer in CORE and "sched round 1" in str(err.value)
 
 

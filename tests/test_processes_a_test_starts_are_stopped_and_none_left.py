@@ -10,7 +10,6 @@ import uuid
 
 import pytest
 
-import children
 from children import SESSION_ENV, alive, marked, popen, stop, stopping
 from conftest import REPO
 from deadlines import ENV, deadline, wait_for

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
@@ -77,7 +78,7 @@ def test_one_decision_served_differently_differs_alone_and_is_named(tmp_path):
     assert [d["id"] for d in report["disagree"]] == ["b2-1"]   # not every decision after it
     assert report["agree"] == 119 and report["disagree"][0]["gap"] > 0
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=deadline(120))
     assert done.returncode == 1 and "DIFFERS, id 'b2-1'" in done.stdout, done.stdout
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.security import write_keys
@@ -47,7 +48,7 @@ def test_a_flood_of_plain_connections_leaves_the_run_intact(tmp_path):
     procs = {target.name: start(target, preexec_fn=limit_files_to_1024)}
     strays = []
     try:
-        end = time.monotonic() + 30
+        end = time.monotonic() + deadline(30)
         while True:  # until the party listens
             try:
                 strays.append(socket.create_connection(("127.0.0.1", port), timeout=1))
@@ -56,11 +57,11 @@ def test_a_flood_of_plain_connections_leaves_the_run_intact(tmp_path):
                 assert time.monotonic() < end, "the party never listened"
                 time.sleep(0.05)
         for _ in range(STRAYS - 1):
-            strays.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            strays.append(socket.create_connection(("127.0.0.1", port), timeout=deadline(5)))
         for p in cfg.parties():
             if p.name != target.name:
                 procs[p.name] = start(p)
-        outs = {n: p.communicate(timeout=120)[0] for n, p in procs.items()}
+        outs = {n: p.communicate(timeout=deadline(120))[0] for n, p in procs.items()}
     finally:
         for s in strays:
             s.close()
