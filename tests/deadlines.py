@@ -14,9 +14,9 @@ MPCBANDIT_TEST_SLOWNESS=N overrides the measurement (1 runs every `quiet` test o
 machine); the controller sets it to what it measured, so the xdist workers and every process
 a test starts read the same factor.
 
-A test whose assertion is itself a timing (a ratio of measured times) cannot be made right by a
-longer bound: it is marked `@pytest.mark.quiet` and skips, saying why, when the slowness is
-above QUIET_ABOVE."""
+A test whose assertion is itself a timing (a ratio of measured times, a bound that must stay
+short to mean something) cannot be made right by a longer bound: it is marked
+`@pytest.mark.quiet` and skips, saying why, when the slowness is above QUIET_ABOVE."""
 
 from __future__ import annotations
 
@@ -134,8 +134,9 @@ def needs_quiet(factor: float | None = None) -> str | None:
     factor = slowness() if factor is None else factor
     if factor <= QUIET_ABOVE:
         return None
-    return (f"needs a quiet machine: its assertion is a ratio of measured times, and this "
-            f"machine's slowness is {factor:.1f} (> {QUIET_ABOVE:g}); {ENV}=1 runs it anyway")
+    return (f"needs a quiet machine: it asserts measured times (a ratio, a bound in seconds), "
+            f"and this machine's slowness is {factor:.1f} (> {QUIET_ABOVE:g}); {ENV}=1 runs "
+            f"it anyway")
 
 
 def header() -> str:

@@ -163,6 +163,9 @@ def _fit(net, pause_every: int = 10**6, slow_s: float = 0.001):
     return results[CORE[0]]
 
 
+# the fit is a ratio of measured times (the network's delay over an op's computing): on a
+# busy machine both are what the scheduler makes them
+@pytest.mark.quiet
 def test_many_ops_fit_in_a_round_that_waits_on_the_network_even_after_pauses():
     """30 ms one way, ~1 ms of computing per op and round: the rounds wait on the network,
     so many ops fit. A round after a pause finds the other's message there already and waits
@@ -171,10 +174,12 @@ def test_many_ops_fit_in_a_round_that_waits_on_the_network_even_after_pauses():
     assert fit is not None and fit >= 6, fit
 
 
+@pytest.mark.quiet
 def test_few_ops_fit_where_computing_fills_the_rounds():
     assert _fit(None) <= 3
 
 
+@pytest.mark.quiet
 def test_a_slower_party_is_not_taken_for_the_network():
     """No delay, the other party computing 6 ms per op and round to this one's 1: this one
     waits ~10 ms a round for it, which is computing, not the network (the median wait, a rule
