@@ -6,9 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from deadlines import deadline
+
 SCENARIO = """
 import time, zmq
-from deadlines import deadline
 from mpcbandit.net.zmq_link import stop_monitor
 ctx = zmq.Context()
 sock = ctx.socket(zmq.DEALER)

@@ -8,11 +8,11 @@ import subprocess
 import sys
 
 from conftest import REPO
+from deadlines import deadline
 
 #: what the launcher and serve-replay import, then what a serving party imports
 PROBE = """
 import json, sys
-from deadlines import deadline
 import mpcbandit.serve.local, mpcbandit.serve.command
 import mpcbandit.protocols.hannun.serve_replay, mpcbandit.protocols.o3m.serve_replay
 light = "aiohttp" in sys.modules
