@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO, load_script
+from deadlines import deadline
 from hannun_inproc import SECRET_AGREEMENT, assert_matches_replay
 
 yaml = pytest.importorskip("yaml")
@@ -43,7 +44,7 @@ def plaintext_summary(config: str, steps: int, out, sets=(), data=None, replay=N
     extra = [*(("--data", str(data)) if data else ()), *(("--replay", str(replay)) if replay else ())]
     proc = subprocess.run([sys.executable, "-m", "mpcbandit", "run", config, "--plaintext",
                            "--steps", str(steps), *sets, *extra, "--out", str(out)], cwd=REPO,
-                          env=ENV, capture_output=True, text=True, timeout=300)
+                          env=ENV, capture_output=True, text=True, timeout=deadline(300))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads((out / "summary.json").read_text())
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deadlines import deadline
 from mpcbandit.bandits.gap_env import GapEnvironment
 from mpcbandit.bandits.linear import LinearBandit, logdet, oful_beta
 from mpcbandit.config import parse_config
@@ -11,7 +12,7 @@ from mpcbandit.config import parse_config
 
 def config(protocol: str, seed: int = 3, **section):
     """A validated Config of protocol with [protocol] = section."""
-    return parse_config({"protocol": protocol, "seed": seed, "run": {"deadline_s": 20.0},
+    return parse_config({"protocol": protocol, "seed": seed, "run": {"deadline_s": deadline(20)},
                          protocol: section})
 
 

@@ -3,6 +3,7 @@ Channel, optionally recording what chosen parties receive."""
 
 from __future__ import annotations
 
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.net.inproc import run_inproc
 from mpcbandit.protocols import PartyContext, get_protocol
@@ -33,7 +34,7 @@ def run_hannun(overrides: list[str], record: tuple[str, ...] = ()):
     roles = proto.roles(cfg.section)
     fns = {f"{r}.{i}": party(r, i) for r, i in roles}
     peers = {f"{r}.{i}": proto.peers_of(cfg.section, r, i) for r, i in roles}
-    results, chans = run_inproc(fns, deadline_s=60.0, peers=peers)
+    results, chans = run_inproc(fns, deadline_s=deadline(60), peers=peers)
     return cfg, results, seen, chans
 
 

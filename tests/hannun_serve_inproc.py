@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from deadlines import deadline
 from dealer import serve
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.opening import open_values
@@ -83,11 +84,13 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def run_serve_log(log, s: HannunSection, key: bytes, *, check: bool = False, deadline_s=120.0):
+def run_serve_log(log, s: HannunSection, key: bytes, *, check: bool = False,
+                  deadline_s: float | None = None):
     """Run log (rewards as values) in process; returns {party: output}: p''s arms by id, and
     each feature holder's record per batch (kind, size, rounds, seconds), with the opened
     model after each reward batch when check is set ({"w": raw ring values at 2L bits,
-    "b": raw at L bits, "w_inv": floats})."""
+    "b": raw at L bits, "w_inv": floats}). deadline_s: every wait's (deadline(120) if None)."""
+    deadline_s = deadline(120) if deadline_s is None else deadline_s
     holders = [f"feature_holder.{i}" for i in range(s.feature_holders)]
     slices = np.array_split(np.arange(s.dims), s.feature_holders)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from deadlines import deadline
 from serve_service import Apps, Service, running
 
 AP, PMG = "ap.0", "pmg.0"
@@ -19,7 +20,7 @@ PARTIES = [PMG, *PARTICIPANTS]
 ARMS, WIDTH = 3, 2
 DIMS = WIDTH * len(PARTICIPANTS)
 SETTINGS = ["o3m.participants=3", "o3m.partition=[2,2,2]", f"o3m.arms={ARMS}",
-            "serve.batch_ms=10", "run.deadline_s=20"]
+            "serve.batch_ms=10", f"run.deadline_s={deadline(20):g}"]
 
 
 def o3m_service(out: Path, *sets: str, resume: bool = False, ready: bool = True) -> Service:

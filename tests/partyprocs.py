@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from children import popen
+from deadlines import deadline
 from mpcbandit.progress_file import read_progress
 
 
@@ -47,11 +49,12 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_for_progress(progress_dir: Path, minimum: int, timeout: float = 120.0,
+def wait_for_progress(progress_dir: Path, minimum: int, timeout: float | None = None,
                       parties: tuple[str, ...] = ()) -> None:
     """Wait until every party that reports progress (and each of `parties`, which may start
-    late on a loaded machine) reported at least `minimum` iterations."""
-    end = time.monotonic() + timeout
+    late on a loaded machine) reported at least `minimum` iterations (a deadline(...) timeout:
+    deadline(120) if None)."""
+    end = time.monotonic() + (deadline(120) if timeout is None else timeout)
     while time.monotonic() < end:
         its = {}
         for f in progress_dir.glob("*"):
@@ -75,15 +78,16 @@ def start_run(*args, out: Path | None) -> subprocess.Popen:
     process with the repo on its path."""
     repo = Path(__file__).resolve().parents[1]
     where = [] if out is None else ["--out", str(out)]
-    return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *map(str, args), *where],
-                            cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return popen([sys.executable, "-m", "mpcbandit", "run", *map(str, args), *where],
+                 cwd=repo, env=dict(os.environ, PYTHONPATH=str(repo)),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def kill_party(launcher: subprocess.Popen, pid: int, sig: int, timeout: float) -> tuple[str, float]:
     """Send sig to a party, wait for the launcher to end; its stderr and the seconds it took.
 
-    The launcher is killed if it outlives timeout (the test then fails on its return code).
+    The launcher is killed if it outlives timeout (a deadline(...); the test then fails on its
+    return code).
     """
     t0 = time.monotonic()
     try:
@@ -98,15 +102,18 @@ def kill_party(launcher: subprocess.Popen, pid: int, sig: int, timeout: float) -
 
 
 def kill_and_resume(cli, config: str, args: list, out: Path, victim: str, *, every: int,
-                    kill_after: int, timeout: float = 30.0, then: tuple = ()) -> dict:
+                    kill_after: int, timeout: float | None = None, then: tuple = ()) -> dict:
     """Run config with args checkpointing every `every` iterations, SIGKILL victim once every
     party is past kill_after, check that the run failed naming it and left no summary, resume
     it with `run --resume`; the resumed run's summary. then: more (victim, kill_after), each
-    killed the same way in the run resumed before it."""
+    killed the same way in the run resumed before it. timeout: the launcher's to end after a
+    kill (a deadline(...): deadline(30) if None)."""
+    timeout = deadline(30) if timeout is None else timeout
     launcher = start_run(config, *args, "--checkpoint-every", every, out=out)
     kills = [(victim, kill_after), *then]
     for k, (who, after) in enumerate(kills):
-        wait_for_progress(out / "progress", minimum=after, timeout=max(120.0, 2 * timeout))
+        wait_for_progress(out / "progress", minimum=after,
+                          timeout=max(deadline(120), 2 * timeout))
         err, _ = kill_party(launcher, party_pids(launcher.pid)[who], signal.SIGKILL,
                             timeout=timeout)
         assert launcher.returncode != 0 and who in err, err

@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from deadlines import deadline  # noqa: E402
 from serve_support import FakeBackend, serve_section  # noqa: E402
 
 from mpcbandit.serve.server import run_service  # noqa: E402
@@ -34,7 +35,7 @@ def main() -> int:
     backend = FakeBackend(hold=bool(args.hold_until))
     if args.hold_until:
         def release_when_told():
-            end = time.monotonic() + 120
+            end = time.monotonic() + deadline(120)
             while not os.path.exists(args.hold_until) and time.monotonic() < end:
                 time.sleep(0.02)
             backend.release()

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
-from serve_support import REPO, call, wait_for
-
+from children import popen, stopping_unless_started
 from mpcbandit.serve.wal import read_records
+from serve_support import REPO, call, deadline, wait_for
 
 HOLDERS = ["feature_holder.0", "feature_holder.1"]
 PULLER, REWARD, DEALER = "arm_puller.0", "reward_holder.0", "dealer.0"
 PARTIES = HOLDERS + [PULLER, REWARD, DEALER]
 #: a small Hannun service: A = 4 arms, D = 6 features over two holders
-SETTINGS = ["hannun.arms=4", "hannun.dims=6", "serve.batch_ms=10", "run.deadline_s=20"]
+SETTINGS = ["hannun.arms=4", "hannun.dims=6", "serve.batch_ms=10",
+            f"run.deadline_s={deadline(20):g}"]
 DIMS, ARMS = 6, 4
 
 
@@ -50,12 +51,13 @@ class Service:
         args += ["--net", net] if net is not None else []
         (self.out / "endpoints.json").unlink(missing_ok=True)
         with open(self.log, "ab") as f:
-            self.proc = subprocess.Popen([sys.executable, "-m", "mpcbandit", "serve", *args,
-                                          "--out", str(self.out)], cwd=REPO, env=env(),
-                                         stdout=f, stderr=subprocess.STDOUT)
-        self.urls = wait_for(self._endpoints, "the service's endpoints.json", 60)
-        if ready:
-            self.wait_ready()
+            self.proc = popen([sys.executable, "-m", "mpcbandit", "serve", *args,
+                               "--out", str(self.out)], cwd=REPO, env=env(),
+                              stdout=f, stderr=subprocess.STDOUT)
+        with stopping_unless_started(self.proc):
+            self.urls = wait_for(self._endpoints, "the service's endpoints.json")
+            if ready:
+                self.wait_ready()
 
     def _endpoints(self):
         if self.proc.poll() is not None:
@@ -68,8 +70,7 @@ class Service:
         return call(self.urls[party], "GET", "/v1/health")[1]
 
     def wait_ready(self) -> None:
-        wait_for(lambda: all(self.health(p)["ready"] for p in self.parties), "every party ready",
-                 60)
+        wait_for(lambda: all(self.health(p)["ready"] for p in self.parties), "every party ready")
 
     def post(self, party: str, route: str, body: dict):
         status, answer, headers = call(self.urls[party], "POST", route, body)
@@ -90,7 +91,7 @@ class Service:
     def stop(self) -> int:
         """SIGTERM the launcher (every party drains); its exit status."""
         self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(60)
+        return self.proc.wait(deadline(60))
 
     def metric(self, party: str, name: str) -> float:
         text = call(self.urls[party], "GET", "/metrics")[1]
@@ -183,7 +184,8 @@ def records(out: Path, party: str, name: str = "requests.wal") -> list[dict]:
 def replay(out: Path) -> dict:
     """`mpcbandit serve-replay OUT --json`: its report."""
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", str(out), "--json"],
-                          cwd=REPO, env=env(), capture_output=True, text=True, timeout=120)
+                          cwd=REPO, env=env(), capture_output=True, text=True,
+                          timeout=deadline(120))
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
@@ -276,12 +278,12 @@ def kill_9_and_resume(apps, victims: list[str], witness_of, leader: str, width: 
             moving = phase(f"{k}-", 40, f"traffic under way before killing {victim}")
             os.kill(svc.pids()[victim], signal.SIGKILL)
             wait_for(lambda: svc.health(witness)["peers"].get(victim) == "gone",
-                     f"{witness} reports {victim} gone", 30)
+                     f"{witness} reports {victim} gone", deadline(30))
             if victim != leader:
                 status, body, _ = apps.decide(f"after-killing-{victim}")
                 assert status == 503 and victim in body["error"] and body["gone"] == [victim]
             stop.set()
-            moving.join(60)
+            moving.join(deadline(60))
             assert svc.stop() == 1   # one party did not drain: it was killed
             svc = apps.svc = Service(out, resume=True, parties=svc.parties)
             for rid in sorted(apps.acked["decisions"])[:5]:   # the logs remember every id
@@ -293,7 +295,7 @@ def kill_9_and_resume(apps, victims: list[str], witness_of, leader: str, width: 
                 assert apps.reward(rid)[0] == 409
         moving = phase("last-", 20, "traffic after the last resume")
         stop.set()
-        moving.join(60)
+        moving.join(deadline(60))
         try:
             wait_for(lambda: _applied_once(applied_rewards(out, leader), apps),
                      "every acknowledged reward applied, once, and nothing never posted")

@@ -26,8 +26,10 @@ from mpcbandit.serve.server import drain_and_stop, start_service
 from mpcbandit.serve.service import ServiceRole
 from mpcbandit.serve.wal import encode_record
 
+from children import popen, stopping_unless_started
+from deadlines import DEADLINE_S, deadline, wait_for  # noqa: F401 (tests import them from here)
+
 REPO = Path(__file__).resolve().parents[1]
-DEADLINE_S = 60.0
 #: the settings of the Hannun service whose state folders service_logs writes
 LOGGED_SETS = ["hannun.arms=4", "hannun.dims=6", "hannun.epsilon=0.0", 'hannun.exploration="seeded"']
 
@@ -35,18 +37,6 @@ LOGGED_SETS = ["hannun.arms=4", "hannun.dims=6", "hannun.epsilon=0.0", 'hannun.e
 def arm_for(rid: str, arms: int = 10) -> int:
     """The arm the fake backend picks for an id."""
     return zlib.crc32(rid.encode()) % arms
-
-
-def wait_for(condition, what: str, deadline_s: float = DEADLINE_S, every_s: float = 0.02):
-    """Wait until condition() is truthy (and return it), or fail naming what was awaited."""
-    end = time.monotonic() + deadline_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"not within {deadline_s:g} s: {what}")
-        time.sleep(every_s)
 
 
 def take_once_waiting(queue, **next_batch) -> tuple[threading.Thread, dict]:
@@ -76,7 +66,7 @@ def gate_first_fsync(monkeypatch, wal_module) -> tuple[list, threading.Event, th
         calls.append(fd)
         if len(calls) == 1:
             entered.set()
-            assert release.wait(30)
+            assert release.wait(deadline(30))
         real_fsync(fd)
 
     monkeypatch.setattr(wal_module.os, "fsync", gated_fsync)
@@ -165,8 +155,9 @@ class FakeBackend:
 
 
 def serve_section(**values) -> ServeSection:
-    """A [serve] section: small deadlines for tests, loopback, a free port."""
-    base = {"batch_ms": 2.0, "decision_timeout_s": 5.0}
+    """A [serve] section: small deadlines for tests (lengthened on a slow machine), loopback,
+    a free port."""
+    base = {"batch_ms": 2.0, "decision_timeout_s": deadline(5.0)}
     return dataclasses.replace(ServeSection(), **{**base, **values})
 
 
@@ -191,7 +182,7 @@ class LiveService:
 
     def close(self) -> None:
         if self.loop.is_running():
-            asyncio.run_coroutine_threadsafe(drain_and_stop(self.running, 10.0),
+            asyncio.run_coroutine_threadsafe(drain_and_stop(self.running, deadline(10)),
                                              self.loop).result(DEADLINE_S)
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(DEADLINE_S)
@@ -222,9 +213,9 @@ def start_party(tmp_path: Path, *args: str, name: str = "party") -> tuple[subpro
     url_file = tmp_path / f"{name}.url"
     url_file.unlink(missing_ok=True)
     log = open(tmp_path / f"{name}.log", "ab")
-    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "serve_party.py"),
-                             "--url-file", str(url_file), *args], cwd=REPO,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=log, stderr=log)
+    proc = popen([sys.executable, str(REPO / "tests" / "serve_party.py"),
+                  "--url-file", str(url_file), *args], cwd=REPO,
+                 env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=log, stderr=log)
     log.close()
 
     def listening():
@@ -233,7 +224,8 @@ def start_party(tmp_path: Path, *args: str, name: str = "party") -> tuple[subpro
                                  f"{(tmp_path / f'{name}.log').read_text()}")
         return url_file.exists() and url_file.read_text()
 
-    return proc, wait_for(listening, "the party process listens")
+    with stopping_unless_started(proc):
+        return proc, wait_for(listening, "the party process listens")
 
 
 def service_logs(out: Path, flip: str | None = None, run_id: str | None = None) -> None:

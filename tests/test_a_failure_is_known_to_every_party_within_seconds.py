@@ -13,21 +13,23 @@ from pathlib import Path
 
 import pytest
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
 from mpcbandit.progress_file import read_progress
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
-DEADLINE_S = 60
+DEADLINE_S = deadline(60)
 #: survivors must be gone well before the deadline: within this many seconds of the fault
-PROMPTLY_S = 20
+PROMPTLY_S = deadline(20)
 
 
 def _start_parties(tmp_path: Path, config: str, sets: list[str], extra: dict | None = None):
     """Every party of config as its own `mpcbandit party` process; {name: (proc, stderr file)}."""
-    sets = [*sets, f"run.deadline_s={DEADLINE_S}", f"run.startup_s={DEADLINE_S}",
+    sets = [*sets, f"run.deadline_s={DEADLINE_S:g}", f"run.startup_s={DEADLINE_S:g}",
             f"network.base_port={pick_base_port('127.0.0.1', 16)}"]
     flags = [a for s in sets for a in ("--set", s)]
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -40,13 +42,13 @@ def _start_parties(tmp_path: Path, config: str, sets: list[str], extra: dict | N
         cmd = [sys.executable, "-m", "mpcbandit", "party", config, "--role", p.role, "--index",
                str(p.index), *flags, *(extra or {}).get(p.name, []),
                "--progress", tmp_path / f"{p.name}.progress", "--result", tmp_path / f"{p.name}.json"]
-        procs[p.name] = (subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                                          stderr=err), tmp_path / f"{p.name}.err")
+        procs[p.name] = (popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+                               stderr=err), tmp_path / f"{p.name}.err")
     return procs
 
 
-def _wait_all_progress(tmp_path: Path, names, minimum: int, timeout: float = 60) -> None:
-    end = time.monotonic() + timeout
+def _wait_all_progress(tmp_path: Path, names, minimum: int) -> None:
+    end = time.monotonic() + deadline(60)
     while time.monotonic() < end:
         got = [read_progress(tmp_path / f"{n}.progress") for n in names]
         if all(g is not None and g[0] >= minimum for g in got):
@@ -80,7 +82,7 @@ def test_every_survivor_of_a_killed_feature_holder_names_it_within_seconds(tmp_p
         victim = procs.pop("feature_holder.1")[0]
         victim.kill()
         t0 = time.monotonic()
-        exits = _exits(procs, t0, timeout=DEADLINE_S + 10)
+        exits = _exits(procs, t0, timeout=DEADLINE_S + deadline(10))
     finally:
         victim.wait()
     assert set(exits) == set(procs), f"still running after the deadline: {set(procs) - set(exits)}"
@@ -97,8 +99,8 @@ def test_a_stopped_party_tells_its_peers_why(tmp_path):
     _wait_all_progress(tmp_path, ["input.0", "output.0"], minimum=5)
     victim = procs.pop("compute.1")[0]
     victim.send_signal(signal.SIGTERM)
-    exits = _exits(procs, time.monotonic(), timeout=DEADLINE_S + 10)
-    assert victim.wait(10) != 0
+    exits = _exits(procs, time.monotonic(), timeout=DEADLINE_S + deadline(10))
+    assert victim.wait(deadline(10)) != 0
     assert set(exits) == set(procs)
     for name, (code, took, last) in exits.items():
         assert code != 0 and took < PROMPTLY_S, (name, code, took, last)
@@ -111,7 +113,7 @@ def test_a_config_mismatch_names_the_party_that_refused_not_the_one_left_waiting
     # input holders never talk to output.0 and would otherwise wait out their deadline
     procs = _start_parties(tmp_path, "configs/demo-sum.toml", ["demo.iterations=100000000"],
                            extra={"output.0": ["--set", "demo.length=9"]})
-    exits = _exits(procs, time.monotonic(), timeout=DEADLINE_S + 10)
+    exits = _exits(procs, time.monotonic(), timeout=DEADLINE_S + deadline(10))
     assert set(exits) == set(procs)
     for name, (code, took, last) in exits.items():
         assert code != 0 and took < PROMPTLY_S, (name, code, took, last)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from deadlines import deadline
+
 SCENARIO = """
 import time, zmq
 from mpcbandit.net.zmq_link import stop_monitor
@@ -26,5 +28,5 @@ print("stopped")
 
 def test_a_monitor_with_its_event_queue_full_stops_and_closes():
     done = subprocess.run([sys.executable, "-c", SCENARIO], capture_output=True, text=True,
-                          timeout=40, cwd=Path(__file__).resolve().parents[1])
+                          timeout=deadline(40), cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0 and done.stdout.strip() == "stopped", done.stderr

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from conftest import REPO
+from deadlines import deadline
 
 #: what the launcher and serve-replay import, then what a serving party imports
 PROBE = """
@@ -22,6 +23,7 @@ print(json.dumps([light, "aiohttp" in sys.modules]))
 
 def test_the_service_launcher_and_serve_replay_start_without_aiohttp():
     done = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+                          text=True, timeout=deadline(120),
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [False, True]

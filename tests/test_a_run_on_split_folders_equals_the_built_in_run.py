@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.data.criteo import default_path as criteo_sample
 from mpcbandit.data.split import write_split
@@ -99,7 +100,8 @@ def test_the_cli_splits_then_runs_each_party_on_its_own_folder(name, cli, tmp_pa
     cfg = config(name)
     opts = [a for s in ['run.security="none"', *sets] for a in ("--set", s)]
     cli("data", "split", path, "--out", tmp_path / "data", *opts)
-    cli("run", path, "--data", tmp_path / "data", "--out", tmp_path / "secure", *opts, timeout=300)
+    cli("run", path, "--data", tmp_path / "data", "--out", tmp_path / "secure", *opts,
+        timeout=deadline(300))
     cli("run", path, "--data", tmp_path / "data", "--out", tmp_path / "plain", "--plaintext", *opts)
     secure = json.loads((tmp_path / "secure" / "summary.json").read_text())
     plain = json.loads((tmp_path / "plain" / "summary.json").read_text())

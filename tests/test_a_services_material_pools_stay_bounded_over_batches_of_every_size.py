@@ -12,6 +12,7 @@ product stays exact, evictions or not."""
 
 import numpy as np
 
+from deadlines import deadline
 from mpcbandit.mpc import arith, symmetric
 from mpcbandit.mpc.fixed import decode
 from mpcbandit.mpc.local import run_engines
@@ -65,7 +66,7 @@ def _run(batch_first_use: bool, limit: int | None):
         return held, opened
 
     res, _ = run_engines(fn, 2, trunc="exact", batch_first_use=batch_first_use,
-                         deadline_s=120.0)
+                         deadline_s=deadline(120))
     return res, matrices, rows
 
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import PeerGone, PeerTimeout
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.channel import Channel
@@ -19,8 +20,8 @@ from mpcbandit.net.zmq_link import ZmqLink
 
 def _pair():
     hub = InprocHub(["a", "b"])
-    return [Channel(n, [m for m in "ab" if m != n], hub.link(n), session="s", deadline_s=5,
-                    max_bytes=2**20) for n in "ab"]
+    return [Channel(n, [m for m in "ab" if m != n], hub.link(n), session="s",
+                    deadline_s=deadline(5), max_bytes=2**20) for n in "ab"]
 
 
 def test_a_poll_returns_none_when_nothing_came_and_the_message_once_it_has():
@@ -46,8 +47,9 @@ class _DeadPeerLink:
 
 
 def test_short_polls_name_a_peer_whose_connection_stays_down():
-    chan = Channel("a", ["b"], _DeadPeerLink(), session="s", deadline_s=30, max_bytes=2**20)
-    end = time.monotonic() + 10
+    chan = Channel("a", ["b"], _DeadPeerLink(), session="s", deadline_s=deadline(30),
+                   max_bytes=2**20)
+    end = time.monotonic() + deadline(10)
     with pytest.raises(PeerGone, match="'b' is gone"):
         while time.monotonic() < end:
             assert chan.poll("x", ["b"], 0.0) is None
@@ -60,19 +62,19 @@ def test_a_retried_hello_completes_with_a_peer_that_greeted_only_once():
     b = ZmqLink("b", addr["b"], {"a": addr["a"]}, max_bytes=2**20)
     c = None
     b_done = []
-    greeter = threading.Thread(target=lambda: b_done.append(b.hello(10, b"b")))
+    greeter = threading.Thread(target=lambda: b_done.append(b.hello(deadline(10), b"b")))
     greeter.start()
     try:
         with pytest.raises(PeerTimeout, match="c"):   # b greets meanwhile; c is not there
-            a.hello(1.0, b"a")
-        greeter.join(10)
+            a.hello(deadline(1.0), b"a")
+        greeter.join(deadline(10))
         assert b_done == [{"a": b"a"}]   # b's hello is done: it never greets again
         assert a.not_greeted() == ["c"]
         c = ZmqLink("c", addr["c"], {"a": addr["a"]}, max_bytes=2**20)
-        c.hello(5, b"c")
-        assert a.hello(5, b"a") == {"b": b"b", "c": b"c"}
+        c.hello(deadline(5), b"c")
+        assert a.hello(deadline(5), b"a") == {"b": b"b", "c": b"c"}
     finally:
-        greeter.join(10)
+        greeter.join(deadline(10))
         for link in (a, b, c):
             if link is not None:
                 link.close(0)

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.progress_file import read_progress
 from partyprocs import party_pids, start_run
 
@@ -31,7 +32,7 @@ def test_input_holders_done_first_wait_for_a_frozen_reader_and_the_run_completes
                          "--no-estimate",
                          out=tmp_path)
     try:
-        end = time.monotonic() + 60
+        end = time.monotonic() + deadline(60)
         while _progress(tmp_path, "input.0") < ITERATIONS and time.monotonic() < end:
             time.sleep(0.05)
         assert _progress(tmp_path, "input.0") == ITERATIONS, "the input holders never finished"
@@ -41,7 +42,7 @@ def test_input_holders_done_first_wait_for_a_frozen_reader_and_the_run_completes
         os.kill(victim, signal.SIGSTOP)
         time.sleep(6.0)
         os.kill(victim, signal.SIGCONT)
-        out, err = launcher.communicate(timeout=120)
+        out, err = launcher.communicate(timeout=deadline(120))
     finally:
         if launcher.poll() is None:
             launcher.kill()

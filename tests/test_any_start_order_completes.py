@@ -10,7 +10,9 @@ import sys
 import threading
 import time
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.security import write_keys
@@ -46,7 +48,7 @@ def test_fifty_random_start_orders_complete(tmp_path):
         for t in threads:
             t.start()
         for t in threads:
-            t.join(60)
+            t.join(deadline(60))
         assert not errors, (trial, [p.name for p in order], errors)
         assert results["output.0"]["output"]["digest"] == plaintext(cfg)["digest"], trial
 
@@ -63,8 +65,8 @@ def test_a_party_starting_20_s_late_still_completes(tmp_path):
                "--index", str(p.index), "--result", str(tmp_path / f"{p.name}.json")]
         for s in sets:
             cmd += ["--set", s]
-        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        return popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True)
 
     *early, late = cfg.parties()
     procs = [launch(p) for p in early]
@@ -73,7 +75,7 @@ def test_a_party_starting_20_s_late_still_completes(tmp_path):
     assert all(p.poll() in (None, 0) for p in procs), "a party gave up before the late one came"
     assert any(p.poll() is None for p in procs), "the computing parties should still be waiting"
     procs.append(launch(late))
-    outs = [p.communicate(timeout=60)[0] for p in procs]
+    outs = [p.communicate(timeout=deadline(60))[0] for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     out = json.loads((tmp_path / "output.0.json").read_text())
     assert out["output"]["digest"] == plaintext(cfg)["digest"]

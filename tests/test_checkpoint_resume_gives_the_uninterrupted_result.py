@@ -4,6 +4,7 @@ uninterrupted run at the same seed."""
 import json
 import signal
 
+from deadlines import deadline
 from partyprocs import kill_party, party_pids, start_run, wait_for_progress
 import pytest
 
@@ -20,11 +21,12 @@ SLOW_NET = "one_way_ms=2,mbit_s=0.2"
 def test_killed_run_resumes_to_the_same_final_result(cli, tmp_path):
     out = tmp_path / "run"
     launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", f"demo.iterations={ITERATIONS}",
-                         "--set", "demo.length=8", "--set", "run.deadline_s=15",
+                         "--set", "demo.length=8", "--set", f"run.deadline_s={deadline(15):g}",
                          "--net", SLOW_NET, "--no-estimate", "--checkpoint-every", "25", out=out)
     # output.0's checkpoints are checked below: on a loaded machine it may report late
     wait_for_progress(out / "progress", minimum=300, parties=("output.0",))
-    err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
+    err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL,
+                        timeout=deadline(30))
     assert launcher.returncode != 0 and "compute.0" in err
     assert not (out / "summary.json").exists()
     ckpt = out / "checkpoints" / "output.0"

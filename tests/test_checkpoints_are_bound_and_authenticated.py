@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
+from deadlines import deadline
 from partyprocs import kill_party, party_pids, start_run, wait_for_progress
 from mpcbandit.checkpoint import CheckpointError, CheckpointStore
 from mpcbandit.config import load_config
@@ -105,12 +106,13 @@ EVERY, KILL_AFTER, RESUMED_AT = 150, 170, 150
 
 def killed_run(out: Path) -> None:
     launcher = start_run("configs/demo-sum.toml", "--seed", "9", "--set", "demo.iterations=1500",
-                         "--set", "demo.length=8", "--set", "run.deadline_s=15",
+                         "--set", "demo.length=8", "--set", f"run.deadline_s={deadline(15):g}",
                          # >= 4.6 ms an iteration (test_checkpoint_resume_gives_the_...)
                          "--net", "one_way_ms=2,mbit_s=0.2", "--no-estimate", "--checkpoint-every", EVERY,
                          out=out)
     wait_for_progress(out / "progress", minimum=KILL_AFTER, parties=("compute.0", "output.0"))
-    err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL, timeout=30)
+    err, _ = kill_party(launcher, party_pids(launcher.pid)["compute.0"], signal.SIGKILL,
+                        timeout=deadline(30))
     assert launcher.returncode != 0 and "compute.0" in err, err
 
 
@@ -134,7 +136,7 @@ def test_a_partys_checkpoints_from_another_run_of_the_same_config_and_seed_are_r
 
 def test_a_party_that_checkpoints_needs_the_runs_id(cli, tmp_path):
     proc = cli("party", "configs/demo-sum.toml", "--role", "input", "--index", "0",
-               "--set", "network.base_port=7600", "--set", "run.startup_s=2",
+               "--set", "network.base_port=7600", "--set", f"run.startup_s={deadline(2):g}",
                "--set", 'run.security="none"',
                "--checkpoint-dir", tmp_path, "--checkpoint-every", "5", check=False)
     assert proc.returncode != 0 and "--run-id" in proc.stderr, proc.stderr

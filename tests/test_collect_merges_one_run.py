@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.launch import pick_base_port
 
 # the quick tier (-m "not slow") leaves it out; one worker runs the module, so its module
@@ -24,7 +25,7 @@ NAMES = ["input.0", "input.1", "compute.0", "compute.1", "output.0"]
 
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO, env=ENV,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=deadline(120))
 
 
 @pytest.fixture(scope="module")

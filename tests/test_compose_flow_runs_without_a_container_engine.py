@@ -24,8 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from children import popen
 from compose_files import ENV, assert_equals_plaintext, make_compose, services
 from conftest import REPO, load_script
+from deadlines import deadline
 from mpcbandit.files import write_private
 from mpcbandit.launch import pick_base_port
 from netns import Hosts, NamespaceUnavailable
@@ -39,14 +41,16 @@ STEPS = 200  # $MPCBANDIT_STEPS
 
 
 def mpcbandit(*args, prefix=(), env=None, **kw):
-    return subprocess.Popen([*prefix, sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
-                            env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, **kw)
+    return popen([*prefix, sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
+                 env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                 text=True, **kw)
 
 
-def finish(proc, timeout=300):
+def finish(proc, timeout=None):
+    """(exit status, output) of proc, killed past timeout (a deadline(...): deadline(300) if
+    None)."""
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        out, _ = proc.communicate(timeout=deadline(300) if timeout is None else timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, _ = proc.communicate()
@@ -216,7 +220,7 @@ class Service(Deployment):
         """SIGTERM to every party (`docker compose stop`): each drains and exits 0."""
         for proc in procs.values():
             proc.send_signal(signal.SIGTERM)
-        outs = {party: finish(proc, timeout=60) for party, proc in procs.items()}
+        outs = {party: finish(proc, timeout=deadline(60)) for party, proc in procs.items()}
         assert all(code == 0 for code, _ in outs.values()), {p: o[-1500:] for p, (_, o) in outs.items()}
 
     def replay(self, split: Path) -> list[str]:
@@ -257,7 +261,8 @@ def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_pa
             svc.stop(procs)
         ids = ids[30:]
     done = subprocess.run([sys.executable, "-m", "mpcbandit", *svc.replay(split), "--json"],
-                          cwd=REPO, env=ENV, capture_output=True, text=True, timeout=300)
+                          cwd=REPO, env=ENV, capture_output=True, text=True,
+                          timeout=deadline(300))
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["decisions"] == report["agree"] == len(served) == 60, report

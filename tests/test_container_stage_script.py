@@ -10,6 +10,7 @@ import tarfile
 import pytest
 
 from conftest import REPO, load_script
+from deadlines import deadline
 
 stage = load_script("container_stage")
 
@@ -29,7 +30,7 @@ def test_why_not_names_what_the_machine_lacks(monkeypatch):
 
 def test_the_script_says_whether_this_machine_can_run_the_stage():
     proc = subprocess.run([sys.executable, "scripts/container_stage.py", "--why-not"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=deadline(60))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == (stage.why_not() or "this machine can run the container stage")
 

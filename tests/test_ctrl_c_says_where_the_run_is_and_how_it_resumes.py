@@ -9,7 +9,9 @@ import subprocess
 import sys
 import time
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.interrupted import interrupted_note
@@ -30,10 +32,10 @@ def as_a_terminal_starts_it() -> None:
 
 def start(*args, out):
     """`mpcbandit run ARGS --out OUT` in its own process group, as a terminal starts it."""
-    return subprocess.Popen([sys.executable, "-m", "mpcbandit", "run", *args, "--out", str(out)],
-                            cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, preexec_fn=as_a_terminal_starts_it)
+    return popen([sys.executable, "-m", "mpcbandit", "run", *args, "--out", str(out)],
+                 cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 start_new_session=True, preexec_fn=as_a_terminal_starts_it)
 
 
 def interrupt(launcher, group: bool) -> str:
@@ -41,7 +43,7 @@ def interrupt(launcher, group: bool) -> str:
     parties = list(party_pids(launcher.pid).values())
     (os.killpg if group else os.kill)(launcher.pid, signal.SIGINT)
     try:
-        _, err = launcher.communicate(timeout=60)
+        _, err = launcher.communicate(timeout=deadline(60))
     finally:
         if launcher.poll() is None:
             os.killpg(launcher.pid, signal.SIGKILL)
@@ -50,8 +52,8 @@ def interrupt(launcher, group: bool) -> str:
     return err
 
 
-def wait_for_common_checkpoint(out, timeout=60.0) -> None:
-    end = time.monotonic() + timeout
+def wait_for_common_checkpoint(out) -> None:
+    end = time.monotonic() + deadline(60)
     while time.monotonic() < end:
         try:
             common_checkpoint(out, NAMES)

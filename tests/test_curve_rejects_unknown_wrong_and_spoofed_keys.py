@@ -11,6 +11,7 @@ import zmq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deadlines import deadline
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.channel import Channel
@@ -68,8 +69,9 @@ def test_known_peers_talk_and_are_named_by_their_key(net):
     def b():
         lb = link(keys, addr, "b.0", ["a.0"])
         try:
-            lb.hello(5)
-            ch = Channel("b.0", ["a.0"], lb, session="s", deadline_s=5, max_bytes=2**20)
+            lb.hello(deadline(5))
+            ch = Channel("b.0", ["a.0"], lb, session="s", deadline_s=deadline(5),
+                         max_bytes=2**20)
             ch.send("x", "a.0", np.arange(3))
         finally:
             lb.close()
@@ -77,12 +79,12 @@ def test_known_peers_talk_and_are_named_by_their_key(net):
     t, out = in_thread(b)
     la = link(keys, addr, "a.0", ["b.0"])
     try:
-        la.hello(5)
-        ch = Channel("a.0", ["b.0"], la, session="s", deadline_s=5, max_bytes=2**20)
+        la.hello(deadline(5))
+        ch = Channel("a.0", ["b.0"], la, session="s", deadline_s=deadline(5), max_bytes=2**20)
         assert list(ch.recv("x", "b.0")) == [0, 1, 2]
     finally:
         la.close()
-    t.join(10)
+    t.join(deadline(10))
     assert "error" not in out
 
 
@@ -100,7 +102,7 @@ def test_unknown_client_key_is_refused_and_named(net):
     mallory.send_multipart([b"", b"hello"])
     try:
         with pytest.raises(PeerTimeout) as e:
-            la.hello(1.0)
+            la.hello(deadline(1.0))   # long enough for mallory's hello to come
         assert e.value.peer == "b.0"
         assert "unknown CURVE key" in str(e.value) and pub.decode() in str(e.value)
     finally:
@@ -139,7 +141,8 @@ def test_role_spoofing_with_a_valid_key_is_rejected(net):
     frames = encode(Envelope("s", 0, "b.0", "x#0", 1))
     spoof.send_multipart(frames)
     try:
-        ch = Channel("a.0", ["b.0", "c.0"], la, session="s", deadline_s=3, max_bytes=2**20)
+        ch = Channel("a.0", ["b.0", "c.0"], la, session="s", deadline_s=deadline(3),
+                     max_bytes=2**20)
         with pytest.raises(ProtocolError) as e:
             ch.recv("x", "b.0")
         assert e.value.peer == "c.0" and "routing id 'b.0'" in str(e.value)
@@ -155,7 +158,8 @@ def test_envelope_claiming_another_sender_is_rejected(net):
     lc = link(keys, addr, "c.0", ["a.0"])
     try:
         lc.send("a.0", encode(Envelope("s", 0, "b.0", "x#0", 1)))
-        ch = Channel("a.0", ["b.0", "c.0"], la, session="s", deadline_s=3, max_bytes=2**20)
+        ch = Channel("a.0", ["b.0", "c.0"], la, session="s", deadline_s=deadline(3),
+                     max_bytes=2**20)
         with pytest.raises(ProtocolError, match="claims sender 'b.0'") as e:
             ch.recv("x", "b.0")
         assert e.value.peer == "c.0"
@@ -217,7 +221,7 @@ def test_fuzzed_frames_on_a_live_socket_end_in_a_named_error(plain_pair, frames)
 
 def test_frame_above_the_cap_is_a_named_protocol_error(plain_pair):
     la, fuzzer = plain_pair
-    ch = Channel("a.0", ["b.0"], la, session="s", deadline_s=2, max_bytes=2**20)
+    ch = Channel("a.0", ["b.0"], la, session="s", deadline_s=deadline(2), max_bytes=2**20)
     big = np.zeros(3 * 2**18 + 10, dtype=np.uint8)  # 768 KiB + ...: under zmq's limit
     frames = encode(Envelope("s", 0, "b.0", "x#0", [big, big]))  # 1.5 MiB > cap of 1 MiB
     fuzzer.send_multipart(frames)
@@ -242,7 +246,7 @@ def test_hello_timeout_with_many_refused_keys_gives_the_count_and_the_first_few(
         strangers.append((s, pub.decode()))
     try:
         with pytest.raises(PeerTimeout) as e:
-            la.hello(1.5)
+            la.hello(deadline(1.5))   # long enough for the twelve hellos to come
         text = str(e.value)
         assert "refused 12 connection(s) with unknown CURVE key(s)" in text
         assert sum(pub in text for _, pub in strangers) == 3 and "and 9 more" in text

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from deadlines import deadline
 from partyprocs import kill_and_resume
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
@@ -27,7 +28,7 @@ def settings(section, horizon, seed=5):
     # probes of the duration first: what is checked is the resume
     paced = ["--set", 'feducb.schedule="threshold"'] if section == "feducb" else []
     return [*paced, "--no-estimate", "--seed", str(seed), "--set", f"{section}.horizon={horizon}",
-            "--set", f"{section}.seeded_noise=true", "--set", "run.deadline_s=15",
+            "--set", f"{section}.seeded_noise=true", "--set", f"run.deadline_s={deadline(15):g}",
             "--set", "run.net={one_way_ms = 3.0}"]
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from deadlines import deadline
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -17,7 +19,7 @@ def _run(tmp_path: Path, config: str, *sets: str, plaintext: bool = False) -> di
         cmd += ["--set", s]
     if plaintext:
         cmd.append("--plaintext")
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=deadline(120))
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads((out / "summary.json").read_text())
 
@@ -62,5 +64,5 @@ def test_plaintext_flag_switches_the_noise_off(tmp_path):
 def test_bad_config_value_fails_before_any_process_naming_the_key(tmp_path):
     cmd = [sys.executable, "-m", "mpcbandit", "run", str(ROOT / "configs" / "jdp-synthetic.toml"),
            "--out", str(tmp_path / "x"), "--set", "jdp.delta=2"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=deadline(60))
     assert done.returncode != 0 and "jdp.delta" in done.stderr

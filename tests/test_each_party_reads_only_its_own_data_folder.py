@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.data.split import write_split
 from mpcbandit.launch import pick_base_port
@@ -83,15 +85,16 @@ def test_parties_confined_to_their_own_folders_complete_the_run_and_leak_nothing
                "--data", str(data / p.name), "--result", str(me / "result.json"),
                "--checkpoint-dir", str(me / "checkpoints"), "--checkpoint-every", "4",
                "--run-id", "isolation-test", "--set", f"network.base_port={base}",
-               "--set", "run.startup_s=60", "--set", "run.deadline_s=60"]
+               "--set", f"run.startup_s={deadline(60):g}",
+               "--set", f"run.deadline_s={deadline(60):g}"]
         for s in SETS:
             cmd += ["--set", s]
         log = open(me / "party.log", "wb")
-        procs[p.name] = (subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                                          env=dict(os.environ, PYTHONPATH=str(REPO))), log)
+        procs[p.name] = (popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                               env=dict(os.environ, PYTHONPATH=str(REPO))), log)
     for name, (proc, log) in procs.items():
         try:
-            proc.wait(timeout=180)
+            proc.wait(timeout=deadline(180))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

@@ -5,6 +5,7 @@ a numpy TypeError or ValueError."""
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.local import computing_names
@@ -24,7 +25,7 @@ def run_against(victim_op, label: str, cheat_body):
         got = chan.exchange(label, send={VICTIM: [cheat_body]}, recv=[VICTIM] if label == "open" else [])
         return got
 
-    return run_inproc({VICTIM: victim, CHEAT: cheat}, deadline_s=10.0)
+    return run_inproc({VICTIM: victim, CHEAT: cheat}, deadline_s=deadline(10.0))
 
 
 @pytest.mark.parametrize("body, says", [

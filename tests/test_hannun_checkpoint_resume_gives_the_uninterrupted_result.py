@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from deadlines import deadline
 import partyprocs
 from hannun_inproc import assert_matches_replay
 
@@ -30,7 +31,8 @@ RESUMED_SECRET_AGREEMENT = 0.94
 
 def settings(exploration, steps=STEPS):
     # exact truncation (the default): no wrap can send a run off the float64 path
-    return ["--seed", "4", "--set", f"hannun.iterations={steps}", "--set", "run.deadline_s=15",
+    return ["--seed", "4", "--set", f"hannun.iterations={steps}",
+            "--set", f"run.deadline_s={deadline(15):g}",
             "--set", f'hannun.exploration="{exploration}"']
 
 

@@ -4,6 +4,7 @@ import sys
 
 import numpy as np
 import pytest
+from deadlines import deadline
 from hannun_inproc import run_hannun
 
 from mpcbandit.data import data_root
@@ -19,7 +20,7 @@ def test_cli_real_processes_pick_the_plaintext_arms_within_the_round_and_byte_bu
     subprocess.run([sys.executable, "-m", "mpcbandit", "run", "configs/hannun-synthetic.toml",
                     "--out", str(out), "--set", "hannun.iterations=60",
                     "--set", 'hannun.exploration="seeded"'], check=True,
-                   capture_output=True, timeout=300)
+                   capture_output=True, timeout=deadline(300))
     s = json.loads((out / "summary.json").read_text())
     assert len(s["series"]["arms"]) == 60 and len(s["parties"]) == 6
     assert s["agreement_with_replay"] >= 0.999

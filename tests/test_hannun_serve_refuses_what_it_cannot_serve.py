@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import ConfigError, DataError, ProtocolError
 from mpcbandit.mpc import arith
 from mpcbandit.mpc.local import run_engines
@@ -49,7 +50,7 @@ def test_the_arm_puller_refuses_a_selection_that_is_not_one_hot_in_every_row():
         return eng.run(Op(DECIDE, opened_arms(eng, "compute.0")))
 
     with pytest.raises(ProtocolError, match="compute.0.*not one-hot in every row"):
-        run_engines(computing, 2, others={"arm.0": puller}, deadline_s=10)
+        run_engines(computing, 2, others={"arm.0": puller}, deadline_s=deadline(10))
 
 
 def test_one_hots_of_the_wrong_shape_are_refused_naming_the_arm_puller_and_change_nothing():
@@ -63,7 +64,7 @@ def test_one_hots_of_the_wrong_shape_are_refused_naming_the_arm_puller_and_chang
             eng.run(Op(UPDATE, update(eng, state, xs, "arm.0", "reward.0")))
         return str(err.value), all(state[k] is before[k] for k in before)
 
-    res, _ = run_engines(computing, 2, trunc="exact", deadline_s=10, others={
+    res, _ = run_engines(computing, 2, trunc="exact", deadline_s=deadline(10), others={
         "arm.0": lambda eng: eng.run(Op(UPDATE, share_choices(eng, [0, 1], A + 1))),
         "reward.0": lambda eng: eng.run(Op(UPDATE, share_rewards(eng, [1, 0])))})
     for party in ("compute.0", "compute.1"):

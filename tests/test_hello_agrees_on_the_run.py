@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.errors import ProtocolError
 from mpcbandit.launch import pick_base_port
@@ -35,15 +37,16 @@ def start_parties(tmp_path, per_party_sets):
         shutil.copytree(tmp_path / "all-keys", own)
         cmd = [sys.executable, "-m", "mpcbandit", "party", "configs/demo-sum.toml", "--role",
                p.role, "--index", str(p.index), "--set", f'run.keys_dir="{own}"',
-               "--set", "run.startup_s=20", "--set", "run.deadline_s=10"]
+               "--set", f"run.startup_s={deadline(20):g}",
+               "--set", f"run.deadline_s={deadline(10):g}"]
         for s in sets + per_party_sets.get(p.name, []):
             cmd += ["--set", s]
-        procs[p.name] = subprocess.Popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs[p.name] = popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = {}
     for name, proc in procs.items():
         try:
-            stdout, stderr = proc.communicate(timeout=90)
+            stdout, stderr = proc.communicate(timeout=deadline(90))
         except subprocess.TimeoutExpired:
             proc.kill()
             stdout, stderr = proc.communicate()
@@ -86,9 +89,11 @@ def test_a_message_recorded_in_an_earlier_run_is_rejected():
         ga, _ = make_greeting(digest, fields)
         gb, _ = make_greeting(digest, fields)
         hub = InprocHub(["a", "b"])
-        a = Channel("a", ["b"], hub.link("a"), session="base", deadline_s=1, max_bytes=2**20,
+        a = Channel("a", ["b"], hub.link("a"), session="base", deadline_s=deadline(1),
+                    max_bytes=2**20,
                     link_sessions=link_sessions("base", "a", ga, {"b": gb}))
-        b = Channel("b", ["a"], hub.link("b"), session="base", deadline_s=1, max_bytes=2**20,
+        b = Channel("b", ["a"], hub.link("b"), session="base", deadline_s=deadline(1),
+                    max_bytes=2**20,
                     link_sessions=link_sessions("base", "b", gb, {"a": ga}))
         return hub, a, b
 

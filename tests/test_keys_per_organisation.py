@@ -12,7 +12,9 @@ import sys
 import pytest
 import zmq
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.errors import ConfigError
 from mpcbandit.launch import pick_base_port
@@ -25,7 +27,7 @@ ENV = dict(os.environ, PYTHONPATH=str(REPO))
 
 def cli(*args, check=True):
     done = subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO, env=ENV,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=deadline(120))
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -53,9 +55,9 @@ def test_organisations_make_their_own_keys_and_run(tmp_path):
         cmd = [sys.executable, "-m", "mpcbandit", "party", "configs/demo-sum.toml", "--role", p.role,
                "--index", str(p.index), "--result", tmp_path / "results" / f"{p.name}.json",
                *sets_args([*sets, f'run.keys_dir="{folders[p.name]}"'])]
-        procs[p.name] = subprocess.Popen(list(map(str, cmd)), cwd=REPO, env=ENV,
-                                         stderr=subprocess.PIPE, text=True)
-    errors = {n: p.communicate(timeout=120)[1] for n, p in procs.items()}
+        procs[p.name] = popen(list(map(str, cmd)), cwd=REPO, env=ENV,
+                              stderr=subprocess.PIPE, text=True)
+    errors = {n: p.communicate(timeout=deadline(120))[1] for n, p in procs.items()}
     assert all(p.returncode == 0 for p in procs.values()), errors
     out = json.loads((tmp_path / "results" / "output.0.json").read_text())["output"]
     assert out["digest"] == plaintext(cfg)["digest"]

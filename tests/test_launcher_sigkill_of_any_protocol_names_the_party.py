@@ -7,11 +7,12 @@ import time
 
 import pytest
 
+from deadlines import deadline, wait_for
 from partyprocs import kill_party, party_pids, reap_check, start_run, wait_for_progress
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
-DEADLINE_S = 6.0
+DEADLINE_S = deadline(6.0)
 LONG = "10000000"
 MPCOPS = ["configs/mpc-ops.toml", "--set", 'mpcops.ops=["mul", "lt"]',
           "--set", "mpcops.repeats=100000", "--set", "mpcops.arms=[10]"]
@@ -35,7 +36,7 @@ CASES = {
 
 def wait_under_way(launcher, out, parties):
     """Until every party runs and (when the protocol reports progress) has made some."""
-    end = time.monotonic() + 60
+    end = time.monotonic() + deadline(60)
     while len(pids := party_pids(launcher.pid)) < parties and time.monotonic() < end:
         time.sleep(0.05)
     assert len(pids) == parties, pids
@@ -50,11 +51,12 @@ def wait_under_way(launcher, out, parties):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_sigkill_of_a_central_party_is_named_and_nothing_survives(tmp_path, case):
     args, victim, parties = CASES[case]
-    launcher = start_run(*args, "--set", f"run.deadline_s={DEADLINE_S}", out=tmp_path)
+    launcher = start_run(*args, "--set", f"run.deadline_s={DEADLINE_S:g}", out=tmp_path)
     pids = wait_under_way(launcher, tmp_path, parties)
-    err, elapsed = kill_party(launcher, pids[victim], signal.SIGKILL, timeout=DEADLINE_S + 5)
+    err, elapsed = kill_party(launcher, pids[victim], signal.SIGKILL,
+                              timeout=DEADLINE_S + deadline(5))
     assert launcher.returncode != 0
-    assert elapsed <= DEADLINE_S + 5
+    assert elapsed <= DEADLINE_S + deadline(5)
     assert f"party '{victim}'" in err and "SIGKILL" in err, err
-    time.sleep(0.2)
-    assert reap_check(pids.values()) == []
+    wait_for(lambda: reap_check(pids.values()) == [], f"none of {sorted(pids)} left",
+             deadline(5))

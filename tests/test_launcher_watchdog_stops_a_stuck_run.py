@@ -3,8 +3,8 @@ spinning: every party frozen at once (no receive deadline can fire), or past run
 
 import os
 import signal
-import time
 
+from deadlines import deadline, wait_for
 from partyprocs import party_pids, reap_check, start_run, wait_for_progress
 
 
@@ -19,31 +19,30 @@ def finish(launcher, timeout):
 
 
 def test_every_party_frozen_is_stopped_after_the_stall_limit(tmp_path):
-    # stall limit = startup_s + 4 x deadline_s = 1 + 4 = 5 s
+    # stall limit = startup_s + 4 x deadline_s = 1 + 4 = 5 s (x the machine's slowness)
     launcher = start_run("configs/demo-sum.toml", "--set", "demo.iterations=100000000",
-                         "--set", "run.deadline_s=1.0", "--set", "run.startup_s=1.0",
-                         out=tmp_path)
+                         "--set", f"run.deadline_s={deadline(1.0):g}",
+                         "--set", f"run.startup_s={deadline(1.0):g}", out=tmp_path)
     every = ("input.0", "input.1", "input.2", "compute.0", "compute.1", "output.0")
     wait_for_progress(tmp_path / "progress", minimum=3, parties=every)
     pids = party_pids(launcher.pid)
     for pid in pids.values():
         # frozen together, no party's receive can time out: only the launcher can end this
         os.kill(pid, signal.SIGSTOP)
-    err, rc = finish(launcher, timeout=60)
+    err, rc = finish(launcher, timeout=deadline(60))
     assert rc != 0
     assert "no party progressed" in err and "run.startup_s + 4 x run.deadline_s" in err, err
     assert "stuck at iteration" in err and "(stopped)" in err, err
     assert any(f"party '{name}' failed" in err for name in pids), err
-    end = time.monotonic() + 5
-    while reap_check(pids.values()) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert reap_check(pids.values()) == []
+    wait_for(lambda: reap_check(pids.values()) == [], f"none of {sorted(pids)} left",
+             deadline(5))
 
 
 def test_a_run_past_its_wall_cap_is_stopped_naming_the_cap(tmp_path):
+    cap = deadline(2.0)
     launcher = start_run("configs/demo-sum.toml", "--set", "demo.iterations=100000000",
-                         "--set", "run.max_wall_s=2.0", out=tmp_path)
-    err, rc = finish(launcher, timeout=90)
+                         "--set", f"run.max_wall_s={cap:g}", out=tmp_path)
+    err, rc = finish(launcher, timeout=deadline(90))
     assert rc != 0
-    assert "run.max_wall_s = 2 s" in err and "stuck " in err, err
+    assert f"run.max_wall_s = {cap:g} s" in err and "stuck " in err, err
     assert "summary.json" not in err

@@ -5,6 +5,7 @@ tie-break permutation, exact products without truncation, the reciprocal's linea
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc.fixed import decode, encode
 from mpcbandit.mpc.local import run_engines
@@ -31,7 +32,7 @@ def test_one_op_reads_a_message_merged_from_nested_gathers():
     def reader(chan):
         return run_ops(chan, "t", [_recv("sender"), gather([_recv("sender"), _recv("sender")])])
 
-    results, chans = run_inproc({"sender": sender, "reader": reader}, deadline_s=5)
+    results, chans = run_inproc({"sender": sender, "reader": reader}, deadline_s=deadline(5))
     assert results["reader"] == ["a", ["b", "c"]]
     assert chans["reader"].stats.op("t").rounds == 1
 
@@ -44,7 +45,7 @@ def test_a_reader_expecting_more_bodies_than_sent_names_the_sender():
         run_ops(chan, "t", [_recv("sender"), _recv("sender")])
 
     with pytest.raises(ProtocolError, match="sender.*fewer parts"):
-        run_inproc({"sender": sender, "reader": reader}, deadline_s=5)
+        run_inproc({"sender": sender, "reader": reader}, deadline_s=deadline(5))
 
 
 @pytest.mark.parametrize("n", [2, 3])

@@ -4,6 +4,7 @@ P(fail) = |x·y|·2^(2L) / 2^64 (Hannun et al. App. C); the exact variant never 
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.mpc.fixed import decode, encode
 from mpcbandit.mpc.local import run_engines
 
@@ -26,7 +27,7 @@ def errors(n, L, mode, x, y):
         b = eng.input(y if eng.lead else None, "compute.0")
         return eng.open(eng.mul(a, b))
 
-    got = run_engines(fn, n, frac_bits=L, trunc=mode, deadline_s=60)[0]["compute.0"]
+    got = run_engines(fn, n, frac_bits=L, trunc=mode, deadline_s=deadline(60))[0]["compute.0"]
     return got - decode(encode(x, L), L) * decode(encode(y, L), L)
 
 

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from deadlines import deadline
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -13,7 +15,7 @@ def test_cli_runs_ops_with_three_parties_and_a_dealer(tmp_path):
         [sys.executable, "-m", "mpcbandit", "run", "configs/mpc-ops.toml", "--out", str(tmp_path),
          "--set", "mpcops.parties=3", "--set", "mpcops.size=12", "--set", "mpcops.arms=[5]",
          "--set", "mpcops.repeats=1"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT)
+        capture_output=True, text=True, timeout=deadline(120), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     s = json.loads((tmp_path / "summary.json").read_text())
     assert len(s["parties"]) == 4                                  # 3 computing + dealer
@@ -31,6 +33,6 @@ def test_cli_rejects_local_truncation_for_three_parties(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "mpcbandit", "run", "configs/mpc-ops.toml", "--out", str(tmp_path),
          "--set", "mpcops.parties=3", "--set", "mpcops.trunc=local"],
-        capture_output=True, text=True, timeout=60, cwd=ROOT)
+        capture_output=True, text=True, timeout=deadline(60), cwd=ROOT)
     assert proc.returncode != 0
     assert "mpcops.trunc" in proc.stderr

@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.net.security import write_keys
 from netns import Hosts, NamespaceUnavailable
@@ -37,9 +39,9 @@ def run_across_hosts(tmp_path, config, sets):
                    "--role", p.role, "--index", str(p.index), "--result", str(tmp_path / f"{p.name}.json")]
             for s in sets:
                 cmd += ["--set", s]
-            procs.append(subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
-        outs = [p.communicate(timeout=120)[0] for p in procs]
+            procs.append(popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True))
+        outs = [p.communicate(timeout=deadline(120))[0] for p in procs]
         assert all(p.returncode == 0 for p in procs), outs
         return {p.name: json.loads((tmp_path / f"{p.name}.json").read_text()) for p in cfg.parties()}
     finally:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from deadlines import deadline
 from partyprocs import assert_same_cost_per_step, kill_and_resume
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
@@ -18,7 +19,7 @@ def settings(algorithm, seed=3):
     # the emulated 3 ms hop keeps the run under way while progress shows the kill point (no
     # probes of the duration first: what is checked is the resume)
     return ["--no-estimate", "--seed", str(seed), "--set", f"o3m.iterations={ROUNDS}",
-            "--set", f"o3m.algorithm=\"{algorithm}\"", "--set", "run.deadline_s=15",
+            "--set", f"o3m.algorithm=\"{algorithm}\"", "--set", f"run.deadline_s={deadline(15):g}",
             "--set", "run.net={one_way_ms = 3.0}"]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.protocols import get_protocol
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
@@ -61,7 +62,7 @@ def test_cli_real_processes_match_plaintext(tmp_path):
     common = [sys.executable, "-m", "mpcbandit", "run", str(CONFIG), "--set", "o3m.iterations=60"]
     for out, extra in (("secure", []), ("plain", ["--plaintext"])):
         subprocess.run(common + ["--out", str(tmp_path / out)] + extra, cwd=ROOT, check=True,
-                       capture_output=True, timeout=120)
+                       capture_output=True, timeout=deadline(120))
     secure = json.loads((tmp_path / "secure" / "summary.json").read_text())
     plain = json.loads((tmp_path / "plain" / "summary.json").read_text())
     assert len(secure["parties"]) == 7  # pmg, ap, 4 pps, env: one process each

@@ -4,6 +4,7 @@ PMG no request; duplicates are 409; a reward for no decision is 404; a decision 
 did not all arrive is 503 naming the participants missing (the AP's own included), and the ids
 refused leave no trace in the model (the replay agrees)."""
 
+from deadlines import deadline
 from o3m_serve_service import AP, ARMS, PARTIES, PASSIVE, PMG, WIDTH, o3m_serving
 from serve_service import records, replay
 from serve_support import call
@@ -11,7 +12,7 @@ from serve_support import call
 
 def test_each_o3m_party_takes_its_own_requests_and_names_what_is_missing(tmp_path):
     out = tmp_path / "svc"
-    with o3m_serving(out, "serve.decision_timeout_s=2") as apps:
+    with o3m_serving(out, f"serve.decision_timeout_s={deadline(2):g}") as apps:
         svc = apps.svc
         for party in PARTIES:
             health = svc.health(party)

@@ -6,6 +6,7 @@ naming every participant; and serve-replay reads the same folders."""
 import subprocess
 import sys
 
+from deadlines import deadline
 from o3m_serve_service import AP, PARTIES, PASSIVE, PMG, SETTINGS
 from serve_service import Service, env, replay
 from serve_support import REPO
@@ -16,11 +17,12 @@ def test_o3m_decisions_on_ids_the_participants_look_up_in_their_folders(tmp_path
     split = subprocess.run([sys.executable, "-m", "mpcbandit", "data", "split", "o3m-synthetic",
                             "--out", str(data), "--steps", "30",
                             *[a for s in SETTINGS if s.startswith("o3m.") for a in ("--set", s)]],
-                           cwd=REPO, env=env(), capture_output=True, text=True, timeout=120)
+                           cwd=REPO, env=env(), capture_output=True, text=True,
+                           timeout=deadline(120))
     assert split.returncode == 0, split.stderr
     out = tmp_path / "svc"
-    svc = Service(out, "serve.decision_timeout_s=1.5", data=data, config="o3m-synthetic",
-                  settings=SETTINGS, parties=PARTIES)
+    svc = Service(out, f"serve.decision_timeout_s={deadline(1.5):g}", data=data,
+                  config="o3m-synthetic", settings=SETTINGS, parties=PARTIES)
     try:
         for t in range(1, 21):
             status, body, _ = svc.post(AP, "/v1/decisions", {"id": f"u{t}"})

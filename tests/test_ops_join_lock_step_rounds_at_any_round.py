@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import ProtocolError
 from mpcbandit.mpc import arith
 from mpcbandit.mpc.local import run_engines
@@ -118,7 +119,7 @@ def test_a_party_that_started_an_op_the_other_did_not_is_named():
             sched.step()
 
     with pytest.raises(ProtocolError, match="not running the same ops") as err:
-        run_engines(core, deadline_s=5)
+        run_engines(core, deadline_s=deadline(5))
     assert err.value.peer in CORE and "sched round 1" in str(err.value)
 
 
@@ -162,6 +163,9 @@ def _fit(net, pause_every: int = 10**6, slow_s: float = 0.001):
     return results[CORE[0]]
 
 
+# the fit is a ratio of measured times (the network's delay over an op's computing): on a
+# busy machine both are what the scheduler makes them
+@pytest.mark.quiet
 def test_many_ops_fit_in_a_round_that_waits_on_the_network_even_after_pauses():
     """30 ms one way, ~1 ms of computing per op and round: the rounds wait on the network,
     so many ops fit. A round after a pause finds the other's message there already and waits
@@ -170,10 +174,12 @@ def test_many_ops_fit_in_a_round_that_waits_on_the_network_even_after_pauses():
     assert fit is not None and fit >= 6, fit
 
 
+@pytest.mark.quiet
 def test_few_ops_fit_where_computing_fills_the_rounds():
     assert _fit(None) <= 3
 
 
+@pytest.mark.quiet
 def test_a_slower_party_is_not_taken_for_the_network():
     """No delay, the other party computing 6 ms per op and round to this one's 1: this one
     waits ~10 ms a round for it, which is computing, not the network (the median wait, a rule

@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.data.split import write_split
 from mpcbandit.errors import ProtocolError
@@ -74,15 +76,16 @@ def test_a_party_whose_data_is_refused_tells_its_peers_at_once(tmp_path):
         cmd = [sys.executable, "-m", "mpcbandit", "party", "configs/o3m-synthetic.toml",
                "--role", p.role, "--index", str(p.index), "--data", str(data / p.name),
                "--set", 'run.security="none"', "--set", f"network.base_port={base}",
-               "--set", "run.startup_s=60", "--set", "run.deadline_s=60"]
+               "--set", f"run.startup_s={deadline(60):g}",
+               "--set", f"run.deadline_s={deadline(60):g}"]
         for s in SETS:
             cmd += ["--set", s]
-        procs[p.name] = subprocess.Popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs[p.name] = popen(cmd, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     errs = {}
     for name, proc in procs.items():
         try:
-            _, errs[name] = proc.communicate(timeout=120)
+            _, errs[name] = proc.communicate(timeout=deadline(120))
         except subprocess.TimeoutExpired:
             proc.kill()
             _, errs[name] = proc.communicate()

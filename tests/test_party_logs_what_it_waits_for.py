@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.errors import ProtocolError, printable
 from mpcbandit.launch import pick_base_port
 from mpcbandit.protocols import progress_line
@@ -18,7 +19,7 @@ def test_a_party_started_alone_says_whom_it_waits_for(tmp_path):
          "--index", "0", "--set", f"network.base_port={port}", "--set", 'run.security="none"',
          "--set", "run.startup_s=6"],
         cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
-        timeout=60)
+        timeout=deadline(60))
     assert done.returncode != 0
     err = done.stderr
     assert f"binding tcp://127.0.0.1:{port + 3}" in err, err

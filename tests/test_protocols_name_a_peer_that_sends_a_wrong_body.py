@@ -6,6 +6,7 @@ test_engine_names_a_peer_that_sends_a_wrong_body.py)."""
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.errors import ProtocolError
 from mpcbandit.protocols.inproc_runner import run_protocol_inproc
@@ -75,7 +76,7 @@ def cheating(sender: str, label: str, body):
                          ids=[f"{c[0].split('.')[0]}-{c[3]}-{i}" for i, c in enumerate(CASES)])
 def test_a_wrong_body_is_a_protocol_error_naming_the_sender(config, overrides, sender, label,
                                                             body, says):
-    cfg = load_config(f"configs/{config}", overrides + ["run.deadline_s=10"])
+    cfg = load_config(f"configs/{config}", overrides + [f"run.deadline_s={deadline(10):g}"])
     with pytest.raises(ProtocolError) as e:
         run_protocol_inproc(cfg, observe=cheating(sender, label, body))
     assert e.value.peer == sender and e.value.tag.startswith(f"{label}#"), e.value
@@ -89,7 +90,8 @@ def test_samba_comp_names_the_relay_of_a_score_that_is_not_finite(monkeypatch):
     from tests.samba_support import samba_config
 
     monkeypatch.setattr(samba_streams, "masked", lambda alg, alpha, v: float("nan"))
-    cfg = samba_config(budget=15, algorithm="ucb").with_overrides(["run.deadline_s=10"])
+    cfg = samba_config(budget=15, algorithm="ucb").with_overrides(
+        [f"run.deadline_s={deadline(10):g}"])
     with pytest.raises(ProtocolError) as e:
         run_protocol_inproc(cfg)
     assert e.value.peer == "controller.0" and e.value.tag.startswith("permuted t="), e.value
@@ -113,7 +115,7 @@ def test_samba_setup_parameters_that_are_not_finite_name_their_sender(sender):
         chan.exchange = exchange
         return chan
 
-    cfg = samba_config(budget=15).with_overrides(["run.deadline_s=10"])
+    cfg = samba_config(budget=15).with_overrides([f"run.deadline_s={deadline(10):g}"])
     with pytest.raises(ProtocolError) as e:
         run_protocol_inproc(cfg, observe=observe)
     assert e.value.peer == sender and e.value.tag == "setup#0", e.value

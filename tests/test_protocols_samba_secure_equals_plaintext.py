@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.bandits.mab import ALGORITHMS, Algorithm, register
 from mpcbandit.data import data_root
 from mpcbandit.protocols.samba.protocol import plaintext, run_inproc_samba
@@ -62,7 +63,7 @@ def _cli(out, *extra):
            "--set", "samba.budget=150", "--set", "samba.arms=4", "--set", "samba.algorithm=pursuit",
            "--set", "samba.paillier_bits=512", "--set", "samba.insecure_small_keys=true",
            "--set", "samba.fresh_seeds=false", *extra]  # seeds from the config: Theorem 2
-    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, timeout=120)
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True, timeout=deadline(120))
     return json.loads((out / "summary.json").read_text())
 
 

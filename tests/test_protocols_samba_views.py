@@ -7,6 +7,7 @@ import struct
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import ProtocolError
 from mpcbandit.protocols.samba.protocol import BIT_CT, SCORE_CT, plaintext, run_inproc_samba
 from tests.samba_support import Recorder, samba_config
@@ -110,7 +111,7 @@ def test_tampered_score_is_rejected_by_comp_naming_the_controller():
 
     wrap = {"controller.0": lambda chan: Recorder(chan, [], tamper)}
     with pytest.raises(ProtocolError) as err:
-        run_inproc_samba(cfg, wrap=wrap, deadline_s=5.0)
+        run_inproc_samba(cfg, wrap=wrap, deadline_s=deadline(5.0))
     assert err.value.peer == "controller.0" and "AES-GCM" in str(err.value)
     assert "t=13" in err.value.tag  # the 10th step after the K = 3 initial pulls
 
@@ -125,7 +126,7 @@ def test_tampered_bit_is_rejected_by_the_data_owner_naming_the_controller():
 
     wrap = {"controller.0": lambda chan: Recorder(chan, [], tamper)}
     with pytest.raises(ProtocolError) as err:
-        run_inproc_samba(cfg, wrap=wrap, deadline_s=5.0)
+        run_inproc_samba(cfg, wrap=wrap, deadline_s=deadline(5.0))
     assert err.value.peer == "controller.0" and "AES-GCM" in str(err.value)
 
 
@@ -141,7 +142,7 @@ def test_replayed_score_from_an_earlier_step_is_rejected():
 
     wrap = {"controller.0": lambda chan: Recorder(chan, [], replay)}
     with pytest.raises(ProtocolError, match="AES-GCM"):
-        run_inproc_samba(cfg, wrap=wrap, deadline_s=5.0)
+        run_inproc_samba(cfg, wrap=wrap, deadline_s=deadline(5.0))
 
 
 def test_unknown_algorithm_in_the_set_up_is_rejected_naming_the_sender():
@@ -153,5 +154,6 @@ def test_unknown_algorithm_in_the_set_up_is_rejected_naming_the_sender():
         return body
 
     with pytest.raises(ProtocolError) as err:
-        run_inproc_samba(cfg, wrap={"dc.0": lambda chan: Recorder(chan, [], forge)}, deadline_s=5.0)
+        run_inproc_samba(cfg, wrap={"dc.0": lambda chan: Recorder(chan, [], forge)},
+                         deadline_s=deadline(5.0))
     assert err.value.peer == "dc.0" and "no-such-bandit" in str(err.value)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conftest import load_script
 
+from deadlines import deadline
 from mpcbandit.experiments import BENCHES, FIGURES
 import pytest
 
@@ -17,7 +18,7 @@ reproduce = load_script("reproduce")
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "scripts/reproduce.py", "--out", str(tmp_path), *args],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=deadline(600))
 
 
 def test_every_row_has_a_script_and_both_sizes():

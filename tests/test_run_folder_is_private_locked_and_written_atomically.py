@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import OutputError, RunLock, make_private_dir, write_json
 from partyprocs import start_run, wait_for_progress
@@ -27,7 +28,7 @@ def mode(path: Path) -> int:
 def run_cli(*args, cwd=REPO):
     return subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=cwd,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=deadline(120))
 
 
 def test_every_file_of_a_run_is_private(tmp_path):
@@ -54,7 +55,7 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_holder(tmp_path
         assert first.poll() is None  # the first run is untouched
     finally:
         first.send_signal(signal.SIGKILL)
-        first.wait(10)
+        first.wait(deadline(10))
     # the holder died without releasing: its lock is taken over
     third = run_cli("run", "configs/demo-sum.toml", "--set", "demo.iterations=3", "--out", tmp_path)
     assert third.returncode == 0, third.stderr
@@ -102,7 +103,8 @@ except OutputError as e:
     print(e)
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(REPO)))
+                          text=True, timeout=deadline(60),
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0, done.stderr
     assert f"cannot write {target}" in done.stdout and "(EFBIG)" in done.stdout, done.stdout
     assert json.loads(target.read_text()) == {"ok": 1}

@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+from deadlines import deadline
 from partyprocs import start_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,11 +20,13 @@ REPO = Path(__file__).resolve().parents[1]
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=REPO,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=deadline(120))
 
 
-def wait_for_line(proc: subprocess.Popen, text: str, timeout: float = 60.0) -> str:
-    """The first line of proc's stdout that holds text (a reader thread: no read blocks us)."""
+def wait_for_line(proc: subprocess.Popen, text: str, timeout: float | None = None) -> str:
+    """The first line of proc's stdout that holds text (a reader thread: no read blocks us),
+    within timeout (a deadline(...): deadline(60) if None)."""
+    timeout = deadline(60) if timeout is None else timeout
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout], daemon=True).start()
     end = time.monotonic() + timeout
@@ -54,7 +57,7 @@ def test_a_run_started_during_the_probes_is_refused_naming_the_prober(tmp_path):
     finally:
         first.send_signal(signal.SIGINT)  # the launcher stops its probes' parties and cleans up
         try:
-            first.wait(30)
+            first.wait(deadline(30))
         except subprocess.TimeoutExpired:
             first.kill()
             first.wait()

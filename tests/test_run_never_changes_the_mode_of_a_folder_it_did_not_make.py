@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.files import OutputError, claim_run_folder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,7 +20,7 @@ def run_into(out: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mpcbandit", "run", "configs/demo-sum.toml",
                            "--set", "demo.iterations=3", "--out", str(out)], cwd=REPO,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=deadline(120))
 
 
 def folder(path: Path, mode: int, *files: str) -> Path:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from deadlines import deadline
 from partyprocs import assert_same_cost_per_step, kill_and_resume
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
@@ -27,14 +28,15 @@ def settings(algorithm):
             "--set", f"samba.arms={ARMS}", "--set", f'samba.algorithm="{algorithm}"',
             "--set", "samba.paillier_bits=512", "--set", "samba.insecure_small_keys=true",
             "--set", "samba.fresh_seeds=false",  # two runs with the same seeds: comparable
-            "--set", "run.deadline_s=15", "--set", "run.net={one_way_ms = 0.3}"]
+            "--set", f"run.deadline_s={deadline(15):g}", "--set", "run.net={one_way_ms = 0.3}"]
 
 
 @pytest.mark.parametrize("algorithm, victim", [("thompson", "do.3"), ("epsilon-greedy", "controller.0"),
                                                ("pursuit", "comp.0")])
 def test_killed_samba_run_resumes_to_the_uninterrupted_result(cli, tmp_path, algorithm, victim):
     resumed = kill_and_resume(cli, "configs/samba-synthetic.toml", settings(algorithm),
-                              tmp_path / "run", victim, every=EVERY, kill_after=60, timeout=60)
+                              tmp_path / "run", victim, every=EVERY, kill_after=60,
+                              timeout=deadline(60))
     assert 50 <= resumed["resumed_from"] < BUDGET and resumed["resumed_from"] % EVERY == 0
 
     cli("run", "configs/samba-synthetic.toml", "--out", tmp_path / "whole", *settings(algorithm))

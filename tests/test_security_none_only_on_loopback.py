@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import RunSection, load_config
 from mpcbandit.errors import ConfigError
 from mpcbandit.net.security import is_loopback
@@ -50,7 +51,7 @@ def test_a_loopback_run_without_security_warns(tmp_path):
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "run", "configs/demo-sum.toml",
                            "--set", 'run.security="none"', "--set", "demo.iterations=2",
                            "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+                          timeout=deadline(120), env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert done.returncode == 0, done.stderr
     assert "WARNING: this run is not private: run.security = 'none'" in done.stderr
     logs = "".join(p.read_text() for p in (Path(tmp_path) / "logs").glob("*.log"))

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.serve.service import ServiceRole
 from serve_support import FakeBackend, LiveService, arm_for, serve_section, wait_for
 
@@ -63,7 +64,7 @@ def test_a_reward_that_arrives_before_its_decision_is_known_waits_for_it(tmp_pat
         poster.start()
         wait_for(lambda: live.service.rewards.waiters.get("early"), "the reward waits")
         live.backend.port.decided(["early"])
-        poster.join(30)
+        poster.join(deadline(30))
         assert answer["r"][:2] == (202, {"id": "early"})
     finally:
         live.close()
@@ -202,7 +203,7 @@ def test_metrics_split_a_decisions_time_into_its_stages_within_its_latency(tmp_p
         threading.Event().wait(0.2)   # the backend holds its batch this long
         held.release()
         for t in asked:
-            t.join(10)
+            t.join(deadline(10))
         wait_for(lambda: len(held.batches_of("decisions")) and sum(
             len(b) for b in held.batches_of("decisions")) == 3, "three decisions")
         _, text, _ = live.call("GET", "/metrics")

@@ -8,6 +8,7 @@ size, and every new size waited for the dealer twice an update (85 ms on the emu
 
 from types import SimpleNamespace
 
+from deadlines import deadline
 from serve_service import PULLER, Apps, Service, records
 from serve_support import wait_for
 
@@ -29,7 +30,7 @@ def test_the_rewards_waiting_go_in_one_update_beyond_max_batch(tmp_path):
             assert apps.decide(rid)[0] == 200
         for rid in ids:   # posted at once: most wait while the first update runs
             apps.reward(rid)
-        wait_for(lambda: sum(_update_sizes(out)) == len(ids), "every reward applied", 60)
+        wait_for(lambda: sum(_update_sizes(out)) == len(ids), "every reward applied", deadline(60))
     finally:
         assert svc.stop() == 0
     sizes = _update_sizes(out)

@@ -4,6 +4,7 @@ serve.max_batch) reach the backend together as one batch, in arrival order."""
 import logging
 import threading
 
+from deadlines import deadline
 from mpcbandit.serve.batching import BatchQueue, QueueFull
 from serve_support import (FakeBackend, LiveService, serve_section, take_once_waiting,
                            wait_for)
@@ -29,7 +30,7 @@ def test_requests_arriving_within_the_window_join_the_first_ones_batch():
     for i in range(1, 4):  # within the (long) window: the batch closes at max_items
         queue.reserve()
         queue.put(f"d{i}")
-    taker.join(30)
+    taker.join(deadline(30))
     assert taken["batch"].items == ["d0", "d1", "d2", "d3"]
 
 
@@ -87,7 +88,7 @@ def test_concurrent_decisions_reach_the_backend_as_one_batch(tmp_path):
         wait_for(lambda: live.service.queues["decisions"].depth == 6, "6 decisions queued")
         backend.resume("decisions")
         for t in posters:
-            t.join(30)
+            t.join(deadline(30))
         assert answers == [200] * 6
         assert [sorted(b) for b in backend.batches_of("decisions")] == [
             sorted(f"b{i}" for i in range(6))]

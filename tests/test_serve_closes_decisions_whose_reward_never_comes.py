@@ -5,6 +5,7 @@ not, are applied; the arms equal the float64 replay."""
 
 import pytest
 
+from deadlines import deadline
 from o3m_serve_service import O3mApps, o3m_service
 from serve_service import Apps, Service, records, replay
 from serve_support import wait_for
@@ -14,8 +15,10 @@ from serve_support import wait_for
 def test_an_unrewarded_decision_is_closed_counted_and_its_late_reward_refused(tmp_path,
                                                                              protocol):
     out = tmp_path / "svc"
-    apps = (Apps(Service(out, "serve.reward_timeout_s=3"), seed=5) if protocol == "hannun"
-            else O3mApps(o3m_service(out, "serve.reward_timeout_s=3"), seed=5))
+    # rewarded at once: within reward_timeout_s of its decision
+    closing = f"serve.reward_timeout_s={deadline(3):g}"
+    apps = (Apps(Service(out, closing), seed=5) if protocol == "hannun"
+            else O3mApps(o3m_service(out, closing), seed=5))
     svc, leader = apps.svc, apps.decider
     try:
         ids = [f"q{k}" for k in range(12)]
@@ -24,7 +27,7 @@ def test_an_unrewarded_decision_is_closed_counted_and_its_late_reward_refused(tm
             if k < 6:   # rewarded at once; the other six never
                 assert apps.reward(rid)[0] == 202
         wait_for(lambda: svc.metric(apps.rewarder, "mpcbandit_rewards_expired_total") >= 6,
-                 "the six unrewarded decisions closed", 30)
+                 "the six unrewarded decisions closed", deadline(30))
         status, body = apps.reward(ids[-1])
         assert status == 410 and "serve.reward_timeout_s" in body["error"]
         wait_for(lambda: any(op["kind"] == "drop" for op in records(out, leader, "ops.wal")),

@@ -5,6 +5,7 @@ update takes its turn as a batch does."""
 
 import threading
 
+from deadlines import deadline
 from serve_service import PULLER, Apps, Service, records, replay, traffic
 from serve_support import wait_for
 
@@ -32,10 +33,10 @@ def _under_traffic(out, net: str, setting: str, workers: int, until, what: str) 
     load = threading.Thread(target=traffic, args=(apps, "u", stop, workers), daemon=True)
     load.start()
     try:
-        wait_for(lambda: until(apps), what, 120)
+        wait_for(lambda: until(apps), what, deadline(120))
     finally:
         stop.set()
-        load.join(30)
+        load.join(deadline(30))
         assert svc.stop() == 0
     return apps
 

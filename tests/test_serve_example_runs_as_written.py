@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 
 pytestmark = pytest.mark.slow  # whole examples: the quick tier (-m "not slow") leaves it out
 
@@ -46,19 +48,19 @@ def test_the_example_of_docs_serve_runs_as_written(tmp_path, heading, name):
     (tmp_path / name).write_text(script)
     env = dict(os.environ, PYTHONPATH=str(REPO))
     with open(tmp_path / "launcher.log", "wb") as log:
-        service = subprocess.Popen(_mpcbandit(commands[0]), cwd=tmp_path, env=env, stdout=log,
-                                   stderr=subprocess.STDOUT)
+        service = popen(_mpcbandit(commands[0]), cwd=tmp_path, env=env, stdout=log,
+                        stderr=subprocess.STDOUT)
     try:
         run = subprocess.run([sys.executable, name], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=180)
+                             capture_output=True, text=True, timeout=deadline(180))
         assert run.returncode == 0, run.stderr
         visits, outcome = run.stdout.strip().split(", ")   # the outcome varies with the draws
         assert visits == shown_run.split(", ")[0]
         assert re.fullmatch(r"\d+ clicks|mean reward -?\d\.\d{3}", outcome), outcome
     finally:
         service.send_signal(signal.SIGTERM)   # kill %1
-        code = service.wait(60)
+        code = service.wait(deadline(60))
     assert code == 0, (tmp_path / "launcher.log").read_text()
     replay = subprocess.run(_mpcbandit(commands[3]), cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=deadline(120))
     assert replay.returncode == 0 and replay.stdout.strip() == shown_replay, replay.stdout

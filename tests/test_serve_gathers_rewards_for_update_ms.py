@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.serve.leader import Leader
 from serve_service import PULLER, Apps, Service, records
 from serve_support import wait_for
@@ -62,10 +63,10 @@ def _rewarded(out, update_ms: int, ids: list[str]) -> tuple[Service, float]:
 
 def test_a_service_applies_rewards_posted_within_update_ms_in_one_update(tmp_path):
     out, ids = tmp_path / "svc", [f"r{k}" for k in range(6)]
-    svc, took = _rewarded(out, 1500, ids)
+    svc, took = _rewarded(out, round(deadline(1500)), ids)   # all six posted within the window
     try:
-        assert took < 1.0, "the rewards took too long to post"
-        wait_for(lambda: _updates(out), "an update", 30)
+        assert took < deadline(1.0), "the rewards took too long to post"
+        wait_for(lambda: _updates(out), "an update", deadline(30))
     finally:
         assert svc.stop() == 0
     assert _updates(out) == [ids[:4], ids[4:]]   # 4: the largest power of two of the 6

@@ -6,6 +6,7 @@ serve-replay reads the same folders."""
 import subprocess
 import sys
 
+from deadlines import deadline
 from serve_service import SETTINGS, Service, env, replay
 from serve_support import REPO
 
@@ -16,10 +17,11 @@ def test_decisions_on_ids_the_holders_look_up_in_their_folders(tmp_path):
                             "hannun-synthetic", "--out", str(data), "--steps", "30",
                             *[a for s in SETTINGS if s.startswith("hannun.")
                               for a in ("--set", s)]],
-                           cwd=REPO, env=env(), capture_output=True, text=True, timeout=120)
+                           cwd=REPO, env=env(), capture_output=True, text=True,
+                           timeout=deadline(120))
     assert split.returncode == 0, split.stderr
     out = tmp_path / "svc"
-    svc = Service(out, "serve.decision_timeout_s=1.5", data=data)
+    svc = Service(out, f"serve.decision_timeout_s={deadline(1.5):g}", data=data)
     try:
         for t in range(1, 21):
             status, body, _ = svc.post("arm_puller.0", "/v1/decisions", {"id": f"u{t}"})

@@ -12,6 +12,7 @@ import tracemalloc
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.files import OutputError
 from mpcbandit.serve import idbook
 from mpcbandit.serve.idbook import IdBook
@@ -63,7 +64,7 @@ def test_a_claim_taken_back_or_restarted_gives_the_same_answers(tmp_path):
     for k in range(50):   # most of them spilled to the index on disk
         record = {"kind": "context", "id": _id(k)}
         assert book.claim(book.contexts, _id(k))
-        log.append(record).result(10)
+        log.append(record).result(deadline(10))
     book.forget(book.contexts, _id(3))     # its request failed after all: on disk by now
     book.forget(book.contexts, _id(49))    # and one still in memory
     assert book.claim(book.contexts, _id(3)) and book.claim(book.contexts, _id(49))

@@ -6,6 +6,7 @@ log read back at start for as long as it ran."""
 
 import tracemalloc
 
+from deadlines import deadline
 from mpcbandit.serve.loop import OpLog
 from mpcbandit.serve.wal import WriteAheadLog
 
@@ -37,7 +38,7 @@ def test_the_op_log_holds_no_op_and_a_resume_reads_back_those_it_replays(tmp_pat
         futures = [oplog.append("decide" if n % 2 else "update", _ids(n))
                    for n in range(1, OPS + 1)]
         for f in futures:
-            f.result(30)
+            f.result(deadline(30))
         return oplog
 
     grown = _grown_while(log_ops)
@@ -51,7 +52,7 @@ def test_the_op_log_holds_no_op_and_a_resume_reads_back_those_it_replays(tmp_pat
         tail = list(again.logged_after(OPS - 3))
         assert [(op["n"], op["kind"], op["ids"]) for op in tail] == [
             (n, "decide" if n % 2 else "update", _ids(n)) for n in range(OPS - 2, OPS + 1)]
-        assert again.append("drop", ["x"]).result(30)["n"] == OPS + 1
+        assert again.append("drop", ["x"]).result(deadline(30))["n"] == OPS + 1
     finally:
         again.close()
 
@@ -61,7 +62,7 @@ def test_a_request_log_opened_again_is_walked_from_disk_each_time_it_is_read(tmp
     log = WriteAheadLog(path)
     for f in [log.append({"kind": "context", "id": f"c{k}", "features": [0.25] * 8})
               for k in range(OPS)]:
-        f.result(30)
+        f.result(deadline(30))
     log.close()
 
     holder = {}
@@ -75,7 +76,7 @@ def test_a_request_log_opened_again_is_walked_from_disk_each_time_it_is_read(tmp
     try:
         assert grown < 2**20, grown   # 4,000 records: 2.9 MB held before
         assert len(log.records) == OPS
-        log.append({"kind": "context", "id": "after", "features": [0.5] * 8}).result(30)
+        log.append({"kind": "context", "id": "after", "features": [0.5] * 8}).result(deadline(30))
         for _ in range(2):   # read twice: the records at open, not those appended since
             assert [r["id"] for r in log.records] == [f"c{k}" for k in range(OPS)]
     finally:

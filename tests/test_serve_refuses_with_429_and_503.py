@@ -5,6 +5,7 @@ decisions fail at once with 503 naming it."""
 import threading
 from contextlib import contextmanager
 
+from deadlines import deadline
 from serve_support import FakeBackend, LiveService, serve_section, wait_for
 
 
@@ -81,7 +82,7 @@ def test_a_decision_refused_within_the_grace_is_503_naming_the_missing_holders(t
         wait_for(lambda: live.service.decisions.open_tickets, "the decision waits")
         ticket = next(iter(live.service.decisions.open_tickets))
         threading.Timer(0.4, ticket.refuse, ("slices missing", ["feature_holder.1"])).start()
-        asker.join(30)   # the leader's refusal lands after the timeout, within the grace
+        asker.join(deadline(30))   # the leader's refusal lands after the timeout, within the grace
         status, body, _ = answer["r"]
         assert status == 503 and body["missing"] == ["feature_holder.1"]
 
@@ -91,7 +92,7 @@ def test_a_gone_peer_shows_in_health_and_fails_decisions_fast_naming_it(tmp_path
         poster, waiting = _ask_aside(live, "open")
         wait_for(lambda: backend.batches_of("decisions"), "the backend holds a batch")
         backend.go_down("feature_holder.1")
-        poster.join(30)
+        poster.join(deadline(30))
         status, body, _ = waiting["r"]  # the open decision is refused, not left to time out
         assert status == 503 and "feature_holder.1" in body["error"]
         status, body, _ = live.call("GET", "/v1/health")

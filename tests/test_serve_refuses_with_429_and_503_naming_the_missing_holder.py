@@ -5,6 +5,7 @@ them back), and the refused ids leave no trace in the model (the replay agrees).
 
 import threading
 
+from deadlines import deadline
 from serve_service import HOLDERS, PULLER, Apps, Service, records, replay
 from serve_support import wait_for
 
@@ -13,7 +14,8 @@ def test_a_missing_slice_is_a_503_naming_its_holder_and_a_full_queue_a_429(tmp_p
     out = tmp_path / "svc"
     # one batch under way at a time: the batch waiting for the missing slice holds p' back,
     # so the requests behind it fill p''s queue
-    svc = Service(out, "serve.decision_timeout_s=2", "serve.queue_limit=2", "serve.in_flight=1")
+    svc = Service(out, f"serve.decision_timeout_s={deadline(2):g}", "serve.queue_limit=2",
+                  "serve.in_flight=1")
     apps = Apps(svc, seed=7)
     answers = {}
 
@@ -41,7 +43,7 @@ def test_a_missing_slice_is_a_503_naming_its_holder_and_a_full_queue_a_429(tmp_p
         status, body, headers = apps.decide("q3")
         assert status == 429 and int(headers["Retry-After"]) >= 1, body
         for t in [first, *queued]:
-            t.join(30)
+            t.join(deadline(30))
         status, body, _ = answers["half"]
         assert status == 503 and body["missing"] == ["feature_holder.1"], body
         assert "feature_holder.1" in body["error"]

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import make_private_dir, write_private
@@ -43,7 +44,7 @@ def test_one_decision_served_differently_differs_alone_and_is_named(tmp_path):
     assert [d["id"] for d in report["disagree"]] == ["b2-1"]   # not every decision after it
     assert report["agree"] == 119 and report["disagree"][0]["gap"] > 0
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=deadline(120))
     assert done.returncode == 1 and "DIFFERS, id 'b2-1'" in done.stdout, done.stdout
 
 

@@ -4,6 +4,7 @@ backend and answered, their decisions are logged, and the process exits 0."""
 import signal
 import threading
 
+from deadlines import deadline
 from mpcbandit.experiments.serve_service import metric
 from mpcbandit.serve.wal import read_records
 from serve_support import arm_for, call, start_party, wait_for
@@ -12,7 +13,7 @@ from serve_support import arm_for, call, start_party, wait_for
 def test_sigterm_answers_open_decisions_refuses_new_ones_and_exits_0(tmp_path):
     wal, gate = tmp_path / "run" / "party.wal", tmp_path / "decide-now"
     proc, url = start_party(tmp_path, "--wal", str(wal), "--hold-until", str(gate),
-                            "--set", "decision_timeout_s=60")
+                            "--set", f"decision_timeout_s={deadline(60):g}")
     try:
         answers = {}
         posters = [threading.Thread(target=lambda rid=rid: answers.__setitem__(
@@ -36,14 +37,14 @@ def test_sigterm_answers_open_decisions_refuses_new_ones_and_exits_0(tmp_path):
         assert not answers  # the open decisions still wait for the backend
         gate.touch()
         for t in posters:
-            t.join(60)
+            t.join(deadline(60))
         assert {rid: a[:2] for rid, a in answers.items()} == {
             rid: (200, {"id": rid, "arm": arm_for(rid)}) for rid in ("o1", "o2", "o3")}
-        assert proc.wait(60) == 0
+        assert proc.wait(deadline(60)) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait(30)
+            proc.wait(deadline(30))
     decisions = {r["id"]: r["arm"] for r in read_records(wal)[0] if r["kind"] == "decision"}
     assert decisions == {rid: arm_for(rid) for rid in ("o1", "o2", "o3")}
     assert "drained" in (tmp_path / "party.log").read_text()

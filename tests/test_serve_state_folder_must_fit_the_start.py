@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.errors import DataError
 from mpcbandit.files import write_private
 from types import SimpleNamespace
@@ -24,7 +25,7 @@ def _serve(tmp_path, *args):
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve", "hannun-synthetic",
                            "--role", "feature_holder", "--index", "0", *args], cwd=tmp_path,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=deadline(60))
     assert done.returncode != 0
     return done.stderr
 
@@ -70,7 +71,7 @@ def test_a_protocol_that_cannot_be_served_is_refused_before_anything_is_written(
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve", "demo-sum", "--out",
                            str(tmp_path / "svc")], cwd=tmp_path,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=deadline(60))
     assert done.returncode != 0 and "protocol demo cannot be served yet" in done.stderr
     assert "serves: hannun" in done.stderr and not (tmp_path / "svc").exists()
 
@@ -80,7 +81,7 @@ def test_resume_of_a_batch_runs_folder_is_refused(tmp_path):
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve", "--resume", "--out",
                            str(tmp_path / "run")], cwd=tmp_path,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=deadline(60))
     assert done.returncode != 0 and "is a batch run's, not a service's" in done.stderr
 
 

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import ConfigError
 from mpcbandit.net.security import SecurityError
 from mpcbandit.serve import access
@@ -117,7 +118,7 @@ def test_a_token_file_that_is_a_fifo_is_refused_at_once(tmp_path):
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    reader.join(10)
+    reader.join(deadline(10))
     if reader.is_alive():  # opening it waits for a writer: let the thread go
         with open(path, "w"):
             pass
@@ -127,7 +128,7 @@ def test_a_token_file_that_is_a_fifo_is_refused_at_once(tmp_path):
 
 def _raw_call(url: str, authorization: bytes) -> int:
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=deadline(10))
     try:
         conn.putrequest("GET", "/v1/health")
         conn.putheader("Authorization", authorization)

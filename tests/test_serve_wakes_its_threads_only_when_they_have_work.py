@@ -4,6 +4,7 @@ request within the window), the log's commit thread when a new group starts (not
 record queued behind a running fsync). A wake-up per request cost the service a thread switch
 and the GIL per request (`mpcbandit bench serve`, docs/measurements/serve-cpu.md)."""
 
+from deadlines import deadline
 from mpcbandit.serve import wal as wal_module
 from mpcbandit.serve.batching import BatchQueue
 from mpcbandit.serve.wal import WriteAheadLog
@@ -33,7 +34,7 @@ def test_requests_within_the_window_wake_the_backend_only_when_its_batch_is_full
     assert wakes == [] and taker.is_alive()
     queue.reserve()
     queue.put("d9")         # the batch is full: the backend takes it at once
-    taker.join(30)
+    taker.join(deadline(30))
     assert len(wakes) == 1 and taken["batch"].items == [f"d{i}" for i in range(10)]
 
 
@@ -42,12 +43,12 @@ def test_records_queued_behind_a_running_fsync_wake_the_commit_thread_once(tmp_p
     log = WriteAheadLog(tmp_path / "party.wal")
     _, entered, release = gate_first_fsync(monkeypatch, wal_module)
     first = log.append({"kind": "context", "id": "first"})
-    assert entered.wait(30)   # the commit thread is in the first group's fsync
+    assert entered.wait(deadline(30))   # the commit thread is in the first group's fsync
     wakes = _count_calls(log._cond, "notify")
     rest = [log.append({"kind": "context", "id": f"c{i}"}) for i in range(19)]
     assert len(wakes) == 1    # the second group's first record; the others join it
     release.set()
     for fut in [first, *rest]:
-        fut.result(30)
+        fut.result(deadline(30))
     monkeypatch.undo()
     log.close()

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import DataError
 from mpcbandit.files import OutputError
 from mpcbandit.serve import wal as wal_module
@@ -19,7 +20,7 @@ def test_a_torn_last_record_is_dropped_and_the_log_goes_on(tmp_path):
     path = tmp_path / "w" / "party.wal"
     log = WriteAheadLog(path)
     for i in range(3):
-        log.append({"kind": "context", "id": f"c{i}"}).result(10)
+        log.append({"kind": "context", "id": f"c{i}"}).result(deadline(10))
     log.close()
     whole = path.read_bytes()
     with open(path, "ab") as f:  # a crash in the middle of writing the fourth
@@ -27,7 +28,7 @@ def test_a_torn_last_record_is_dropped_and_the_log_goes_on(tmp_path):
     log = WriteAheadLog(path)
     assert log.dropped_torn_record and [r["id"] for r in log.records] == ["c0", "c1", "c2"]
     assert path.read_bytes() == whole  # cut off, so the next record follows a whole one
-    log.append({"kind": "context", "id": "c4"}).result(10)
+    log.append({"kind": "context", "id": "c4"}).result(deadline(10))
     log.close()
     assert [r["id"] for r in read_records(path)[0]] == ["c0", "c1", "c2", "c4"]
 
@@ -79,12 +80,12 @@ def test_concurrent_appends_share_one_fsync_and_none_is_acknowledged_before_it(t
     log = WriteAheadLog(tmp_path / "party.wal")
     calls, entered, release = gate_first_fsync(monkeypatch, wal_module)
     first = log.append({"kind": "context", "id": "first"})
-    assert entered.wait(30)
+    assert entered.wait(deadline(30))
     rest = [log.append({"kind": "context", "id": f"c{i}"}) for i in range(19)]
     assert not first.done()  # its fsync has not returned: it is not acknowledged
     release.set()
     for fut in [first, *rest]:
-        fut.result(30)
+        fut.result(deadline(30))
     assert len(calls) == 2  # the 19 that queued during the first fsync share the second
     monkeypatch.undo()
     log.close()
@@ -99,7 +100,7 @@ def test_a_request_is_answered_only_after_its_record_is_durable(tmp_path, monkey
 
         def gated_fsync(fd):
             entered.set()
-            assert release.wait(30)
+            assert release.wait(deadline(30))
             real_fsync(fd)
 
         monkeypatch.setattr(wal_module.os, "fsync", gated_fsync)
@@ -107,11 +108,11 @@ def test_a_request_is_answered_only_after_its_record_is_durable(tmp_path, monkey
         poster = threading.Thread(target=lambda: answer.setdefault(
             "r", live.call("POST", "/v1/contexts", {"id": "slow-disk", "features": [1, 2]})))
         poster.start()
-        assert entered.wait(30)
+        assert entered.wait(deadline(30))
         poster.join(0.3)
         assert "r" not in answer  # held by the fsync
         release.set()
-        poster.join(30)
+        poster.join(deadline(30))
         assert answer["r"][0] == 202
     finally:
         monkeypatch.undo()
@@ -127,13 +128,14 @@ def post_until_killed(url, kind, acked, stop):
         try:
             if kind == "contexts":
                 status = call(url, "POST", "/v1/contexts", {"id": rid, "features": [i, 0.5]},
-                              timeout=10)[0]
+                              timeout=deadline(10))[0]
                 ok = status == 202
             else:
-                status, body, _ = call(url, "POST", "/v1/decisions", {"id": rid}, timeout=10)
+                status, body, _ = call(url, "POST", "/v1/decisions", {"id": rid},
+                                       timeout=deadline(10))
                 ok = status == 200
                 if ok and call(url, "POST", "/v1/rewards", {"id": rid, "reward": 1.0},
-                               timeout=10)[0] == 202:
+                               timeout=deadline(10))[0] == 202:
                     acked.append(("reward", rid))
             if ok:
                 acked.append(("context" if kind == "contexts" else "decision", rid))
@@ -152,11 +154,11 @@ def test_kill_9_mid_stream_loses_nothing_acknowledged(tmp_path):
     try:
         wait_for(lambda: len(acked) >= 300, "300 acknowledged requests")
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(30)
+        proc.wait(deadline(30))
     finally:
         stop.set()
         for t in posters:
-            t.join(30)
+            t.join(deadline(30))
     records, _, _ = read_records(wal)
     logged = {(r["kind"], r["id"]) for r in records}
     assert set(acked) <= logged, sorted(set(acked) - logged)[:5]
@@ -171,7 +173,7 @@ def test_kill_9_mid_stream_loses_nothing_acknowledged(tmp_path):
         assert call(url, "POST", "/v1/rewards", {"id": rid, "reward": 0.0})[0] == 409
     finally:
         proc.terminate()
-        proc.wait(60)
+        proc.wait(deadline(60))
 
 
 def test_a_log_that_cannot_write_stops_and_every_answer_names_it(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import tomllib
 import pytest
 
 from conftest import REPO
+from deadlines import deadline
 
 pytestmark = pytest.mark.slow  # the quick tier (-m "not slow") leaves it out
 
@@ -22,7 +23,7 @@ def mpcbandit(*args, cwd, path=REPO, check=True):
     """`python -m mpcbandit ARGS` run in cwd with the package found on path (not in cwd)."""
     env = dict(os.environ, PYTHONPATH=str(path))
     proc = subprocess.run([sys.executable, "-m", "mpcbandit", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=deadline(120))
     if check and proc.returncode != 0:
         raise AssertionError(f"mpcbandit {' '.join(map(str, args))}: {proc.stdout}{proc.stderr}")
     return proc
@@ -79,7 +80,7 @@ def test_an_installed_package_holds_the_configs(tmp_path):
     built = tmp_path / "site"
     proc = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()",
                            "-q", "build_py", "--build-lib", str(built)], cwd=src,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=deadline(300))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in (built / "mpcbandit" / "configs").glob("*.toml")) == \
         [p.name for p in SHIPPED]

@@ -11,7 +11,9 @@ import time
 
 import pytest
 
+from children import popen
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.security import write_keys
@@ -38,15 +40,15 @@ def test_a_flood_of_plain_connections_leaves_the_run_intact(tmp_path):
     def start(p, **kw):
         cmd = [sys.executable, "-m", "mpcbandit", "party", "configs/demo-sum.toml", "--role", p.role,
                "--index", str(p.index), *[a for s in sets for a in ("--set", s)]]
-        return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, **kw)
+        return popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True, **kw)
 
     target = cfg.party("compute", 0)
     port = int(target.address.rpartition(":")[2])
     procs = {target.name: start(target, preexec_fn=limit_files_to_1024)}
     strays = []
     try:
-        end = time.monotonic() + 30
+        end = time.monotonic() + deadline(30)
         while True:  # until the party listens
             try:
                 strays.append(socket.create_connection(("127.0.0.1", port), timeout=1))
@@ -55,11 +57,11 @@ def test_a_flood_of_plain_connections_leaves_the_run_intact(tmp_path):
                 assert time.monotonic() < end, "the party never listened"
                 time.sleep(0.05)
         for _ in range(STRAYS - 1):
-            strays.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            strays.append(socket.create_connection(("127.0.0.1", port), timeout=deadline(5)))
         for p in cfg.parties():
             if p.name != target.name:
                 procs[p.name] = start(p)
-        outs = {n: p.communicate(timeout=120)[0] for n, p in procs.items()}
+        outs = {n: p.communicate(timeout=deadline(120))[0] for n, p in procs.items()}
     finally:
         for s in strays:
             s.close()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import conftest
 from conftest import IN_CONTAINERS_TOO, REPO
+from deadlines import deadline
 
 
 class Item:
@@ -47,7 +48,7 @@ def test_every_test_named_in_the_table_is_collected():
     files = sorted({name.split("::")[0] for pair in IN_CONTAINERS_TOO.items() for name in pair})
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-n0",
                            "-p", "no:cacheprovider", *(f"tests/{f}" for f in files)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=deadline(120))
     collected = {line.removeprefix("tests/") for line in done.stdout.splitlines()}
     missing = [n for pair in IN_CONTAINERS_TOO.items() for n in pair if n not in collected]
     assert not missing, (missing, done.stdout[-2000:], done.stderr[-2000:])

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.errors import PeerTimeout, ProtocolError
 from mpcbandit.launch import pick_base_port
 from mpcbandit.net.channel import Channel
@@ -31,21 +32,24 @@ def test_out_of_order_messages_are_kept_until_asked_for():
 
 def test_an_array_sent_without_a_copy_becomes_read_only_in_process_too():
     hub = InprocHub(["a", "b"])
-    chan = Channel("a", ["b"], hub.link("a"), session="s", deadline_s=1, max_bytes=2**24)
+    chan = Channel("a", ["b"], hub.link("a"), session="s", deadline_s=deadline(1),
+                   max_bytes=2**24)
     big = np.arange(ZERO_COPY_BYTES // 8, dtype=np.int64)   # leaves ZeroMQ uncopied
     small = np.arange(ZERO_COPY_BYTES // 8 - 1, dtype=np.int64)  # copied
     chan.send("x", "b", {"big": big, "small": small})
     small[0] = 5
     with pytest.raises(ValueError, match="read-only"):
         big[0] = 5
-    b = Channel("b", ["a"], hub.link("b"), session="s", deadline_s=1, max_bytes=2**24)
+    b = Channel("b", ["a"], hub.link("b"), session="s", deadline_s=deadline(1),
+                max_bytes=2**24)
     got = b.recv("x", "a")
     assert got["small"][0] == 0 and got["big"].sum() == big.sum()
 
 
 def test_tags_are_label_and_per_link_count():
     hub = InprocHub(["a", "b"])
-    chan = Channel("a", ["b"], hub.link("a"), session="s", deadline_s=1, max_bytes=2**20)
+    chan = Channel("a", ["b"], hub.link("a"), session="s", deadline_s=deadline(1),
+                   max_bytes=2**20)
     chan.send("mul", "b", 0)
     chan.send("mul", "b", 0)
     chan.send("lt", "b", 0)
@@ -170,9 +174,9 @@ def test_zmq_links_exchange_out_of_order_and_late_peer():
     def party(me, other, delay):
         time.sleep(delay)
         link = ZmqLink(me, addr[me], {other: addr[other]}, max_bytes=2**24, linger_s=1)
-        chan = Channel(me, [other], link, session="z", deadline_s=5, max_bytes=2**24)
+        chan = Channel(me, [other], link, session="z", deadline_s=deadline(5), max_bytes=2**24)
         try:
-            link.hello(5)
+            link.hello(deadline(5))
             big = np.arange(200_000, dtype=np.int64)  # out-of-band frame, sent zero-copy
             mid = np.arange(8_000, dtype=np.int64)  # out-of-band frame, copied when sent
             chan.send("p", other, {"me": me, "big": big, "mid": mid})
@@ -193,7 +197,7 @@ def test_zmq_links_exchange_out_of_order_and_late_peer():
     for t in ts:
         t.start()
     for t in ts:
-        t.join(20)
+        t.join(deadline(20))
     s, m = int(np.arange(200_000).sum()), int(np.arange(1, 8_001).sum())
     assert out == {"a": ("b", "b", s, m, 4), "b": ("a", "a", s, m, 4)}
 

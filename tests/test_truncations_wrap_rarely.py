@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from deadlines import deadline
 from mpcbandit.cli import main
 from mpcbandit.config import load_config
 from mpcbandit.experiments import hannun_wraps as BENCH
@@ -42,7 +43,7 @@ def _hannun_ledger(*sets: str) -> BENCH.WrapLedger:
     cfg = load_config("configs/hannun-synthetic.toml", [
         "hannun.iterations=40", 'run.security="none"', *sets])
     with BENCH.counting(BENCH.WrapLedger()) as ledger:
-        run_protocol_inproc(cfg, deadline_s=60.0)
+        run_protocol_inproc(cfg, deadline_s=deadline(60))
     return ledger
 
 

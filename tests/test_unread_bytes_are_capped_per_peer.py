@@ -4,6 +4,7 @@ derives from what the protocol legitimately sends ahead, and real runs stay unde
 import numpy as np
 import pytest
 
+from deadlines import deadline
 from mpcbandit.config import load_config
 from mpcbandit.errors import ConfigError, ProtocolError
 from mpcbandit.net.inproc import run_inproc
@@ -26,7 +27,7 @@ def test_future_tagged_flood_is_refused_naming_peer_and_tag_before_the_cap_is_pa
         chan.recv("now", "flooder")
 
     with pytest.raises(ProtocolError) as e:
-        run_inproc({"flooder": flooder, "victim": victim}, deadline_s=5,
+        run_inproc({"flooder": flooder, "victim": victim}, deadline_s=deadline(5),
                    max_bytes=2 * MIB, max_buffered_bytes=3 * MIB + MIB // 2)
     assert e.value.peer == "flooder" and e.value.tag.startswith("later#")
     assert "run.max_buffered_mb" in str(e.value) and "unread bytes" in str(e.value)
@@ -44,7 +45,7 @@ def test_peak_unread_bytes_never_exceed_the_cap():
             return chan.peak_buffered_bytes
 
     cap = 3 * MIB + MIB // 2
-    results, _ = run_inproc({"flooder": flooder, "victim": victim}, deadline_s=5,
+    results, _ = run_inproc({"flooder": flooder, "victim": victim}, deadline_s=deadline(5),
                             max_bytes=2 * MIB, max_buffered_bytes=cap)
     assert 3 * MIB <= results["victim"] <= cap
 
@@ -62,7 +63,7 @@ def test_reading_frees_room_so_a_long_stream_under_the_cap_goes_through():
             chan.send("ack", "sender", None)
         return total, chan.peak_buffered_bytes
 
-    results, _ = run_inproc({"sender": sender, "receiver": receiver}, deadline_s=5,
+    results, _ = run_inproc({"sender": sender, "receiver": receiver}, deadline_s=deadline(5),
                             max_bytes=2 * MIB, max_buffered_bytes=3 * MIB)
     total, peak = results["receiver"]
     assert total == 20 * MIB and peak < 2 * MIB
@@ -124,7 +125,7 @@ def test_a_flood_before_the_hello_completes_is_refused_by_the_same_cap():
     stop = threading.Event()
 
     def flood():
-        b.hello(10)
+        b.hello(deadline(10))
         while not stop.is_set():  # 1 MiB messages until A refuses (or the test ends)
             if not b.try_send("a", [b"\x95" + bytes(MIB)]):
                 b.wait_room("a", 0.1)
@@ -133,11 +134,11 @@ def test_a_flood_before_the_hello_completes_is_refused_by_the_same_cap():
     t.start()
     try:
         with pytest.raises(ProtocolError) as e:
-            a.hello(30, max_pending_bytes=3 * MIB)
+            a.hello(deadline(30), max_pending_bytes=3 * MIB)
         assert e.value.peer == "b" and "before the hello completed" in str(e.value)
         assert "run.max_buffered_mb" in str(e.value)
     finally:
         stop.set()
-        t.join(5)
+        t.join(deadline(5))
         a.close(0)
         b.close(0)
