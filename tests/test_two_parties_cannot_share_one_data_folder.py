@@ -8,6 +8,8 @@ import shutil
 
 import pytest
 
+from deadlines import deadline
+
 from mpcbandit.config import load_config
 from mpcbandit.data.split import write_split
 from mpcbandit.errors import DataError
@@ -33,7 +35,7 @@ def test_a_folder_linked_to_another_partys_is_refused_before_any_party_starts(de
     relink(data / "input.1", "input.0")   # relative, as a hand-made link would be
     opts = [a for s in SETS for a in ("--set", s)]
     done = cli("run", "configs/demo-sum.toml", "--data", data, "--out", tmp_path / "run", *opts,
-               check=False, timeout=300)
+               check=False, timeout=deadline(300))
     assert done.returncode != 0, done.stdout
     real = (data / "input.0").resolve()
     assert (f"--data: parties input.0 and input.1 would read the same data: {data.resolve()}/input.0 "
