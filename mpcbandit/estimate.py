@@ -15,9 +15,11 @@ config on the same emulated network (real runs: the same processes, keys, transp
 
 Hops, not rounds, count the delays: a hop is one one-way delay the run waits in sequence, which a
 party's rounds overcount where messages are sent ahead and undercount along a chain of parties
-(docs/summary.md, "Time on a network"). Each probe gives every part; the estimate is their mean,
-and its range is each probe's own extrapolation: the two probes' spread, assuming the machine
-stays as loaded as during them and every step costs the same (not a confidence interval).
+(docs/summary.md, "Time on a network"). Each probe gives every part; the estimate takes start-up
+and set-up as their mean and a step over all the steps both timed (the first probe times a few,
+the second most), and its range is each probe's own extrapolation: the two probes' spread,
+assuming the machine stays as loaded as during them and every step costs the same (not a
+confidence interval).
 
 The probes cost at most a tenth of the run as estimated: the first (a few steps) measures
 start-up and a step; the second is sized from it to spend the rest of that tenth, and is not made
@@ -31,7 +33,7 @@ import json
 import math
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mpcbandit.config import Config
@@ -156,13 +158,21 @@ def fit(probes: tuple[Probe, Probe], steps: int, net: NetSpec) -> DurationEstima
     delay = hops * net.one_way_s + (nbytes / net.bytes_per_s if net.bytes_per_s else 0.0)
     # what a probe's steps took beyond the network's delays (a delay may come in under the
     # model's, bandwidth being charged at the busiest party's whole traffic: then no compute)
-    computes = [max(0.0, p.step_s - delay) for p in (a, b)]
-    own = [p.startup_s + p.setup_s + steps * (delay + c) for p, c in zip((a, b), computes)]
-    return DurationEstimate(steps=steps, startup_s=(a.startup_s + b.startup_s) / 2,
-                            setup_s=(a.setup_s + b.setup_s) / 2, hops_per_step=hops,
-                            bytes_per_step=nbytes, one_way_s=net.one_way_s,
-                            bytes_per_s=net.bytes_per_s, compute_s=sum(computes) / 2,
-                            low_s=min(own), high_s=max(own), probes=(a, b))
+    def compute(step_s: float) -> float:
+        return max(0.0, step_s - delay)
+
+    own = [p.startup_s + p.setup_s + steps * (delay + compute(p.step_s)) for p in (a, b)]
+    # a step over every step the probes timed: the first probe's few weigh as few
+    timed = a.timed_steps + b.timed_steps
+    est = DurationEstimate(steps=steps, startup_s=(a.startup_s + b.startup_s) / 2,
+                           setup_s=(a.setup_s + b.setup_s) / 2, hops_per_step=hops,
+                           bytes_per_step=nbytes, one_way_s=net.one_way_s,
+                           bytes_per_s=net.bytes_per_s,
+                           compute_s=compute((a.timed_s + b.timed_s) / timed if timed else 0.0),
+                           low_s=min(own), high_s=max(own), probes=(a, b))
+    # the weighted step can put the estimate past both probes' own when their start-ups differ
+    # the other way from their steps: the range holds it too
+    return replace(est, low_s=min(est.low_s, est.seconds), high_s=max(est.high_s, est.seconds))
 
 
 def _steps(cfg: Config) -> tuple[int, int] | None:

@@ -39,7 +39,8 @@ def test_the_estimate_of_a_fake_run_is_the_sum_of_its_parts():
     delay = 20 * LAN.one_way_s + 300e3 / LAN.bytes_per_s
     assert est.hops_per_step == pytest.approx(20) and est.bytes_per_step == pytest.approx(300e3)
     assert est.delay_s == pytest.approx(delay)
-    assert est.compute_s == pytest.approx((step - delay + step * 1.1 - delay) / 2)
+    # a step over all the steps both probes timed: 3 of the first, 119 of the second
+    assert est.compute_s == pytest.approx((3 * step + 119 * step * 1.1) / 122 - delay)
     assert est.startup_s == pytest.approx(6.0) and est.setup_s == pytest.approx(0.3)
     assert est.seconds == pytest.approx(sum(est.parts().values()))
     assert est.seconds == pytest.approx(6.0 + 0.3 + 10_000 * (delay + est.compute_s))
@@ -48,6 +49,16 @@ def test_the_estimate_of_a_fake_run_is_the_sum_of_its_parts():
     assert est.high_s == pytest.approx(7.0 + 0.4 + 10_000 * step * 1.1)
     assert est.low_s <= est.seconds <= est.high_s
     assert est.probes == (a, b) and est.probes_s == pytest.approx(a.seconds + b.seconds)
+
+
+def test_the_range_holds_the_estimate_and_each_probes_own_extrapolation():
+    # the short probe started slowly and stepped fast, the long one the other way round
+    a = fake_probe(4, startup=9.0, setup=0.2, step=0.020)
+    b = fake_probe(400, startup=3.0, setup=0.2, step=0.025)
+    est = fit((a, b), 1_000, LAN)
+    own = [p.startup_s + p.setup_s + 1_000 * p.step_s for p in (a, b)]
+    assert est.seconds > max(own)  # start-ups' mean, the long probe's step
+    assert est.low_s == pytest.approx(min(own)) and est.high_s == est.seconds
 
 
 def test_the_printed_estimate_says_start_up_is_included_and_what_the_range_assumes():
