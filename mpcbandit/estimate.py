@@ -22,9 +22,9 @@ assuming the machine stays as loaded as during them and every step costs the sam
 confidence interval).
 
 The probes cost at most a tenth of the run as estimated: the first (a few steps) measures
-start-up and a step; the second is sized from it to spend the rest of that tenth, and is not made
-when nothing is left (the result then says why). A run with too few steps for two probes within a
-tenth is not probed at all.
+start-up and a step; the second is sized from it, with a margin for the first's few steps, and is
+not made when nothing is left (the result then says why). A run with too few steps for two
+probes within a tenth is not probed at all.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from mpcbandit.launch import run_local
 from mpcbandit.net.netspec import NetSpec
 from mpcbandit.protocols import clock, get_protocol, with_steps
 
-__all__ = ["DurationEstimate", "NotEstimated", "Probe", "FIRST_EXTRA_STEPS", "LEAST_SPAN",
-           "PROBE_SHARE", "estimate_duration", "fit", "first_probe_steps", "probe",
+__all__ = ["DurationEstimate", "NotEstimated", "Probe", "FIRST_EXTRA_STEPS", "FIRST_STEP_MARGIN",
+           "LEAST_SPAN", "PROBE_SHARE", "estimate_duration", "fit", "first_probe_steps", "probe",
            "second_probe_steps", "why_not_probed"]
 
 #: the probes cost at most 1/PROBE_SHARE of the run they estimate
@@ -52,6 +52,10 @@ FIRST_EXTRA_STEPS = 3
 #: the fewest steps the second probe runs beyond the first's: the counters' difference per step
 #: is over at least these
 LEAST_SPAN = 3
+#: how much slower than the run's the first probe's few steps may be and the probes still stay
+#: within a tenth: the second probe is sized for a tenth of the run divided by this, as the first
+#: extrapolates it (a first probe that saw slow steps overestimates the run, and the budget)
+FIRST_STEP_MARGIN = 2
 
 
 @dataclass(frozen=True)
@@ -206,13 +210,15 @@ def why_not_probed(cfg: Config) -> str | None:
 
 
 def second_probe_steps(first: Probe, steps: int) -> int | None:
-    """The second probe's steps: as many as keep both probes within a tenth of the run as the
-    first extrapolates it; None when fewer than LEAST_SPAN more than the first's would fit."""
+    """The second probe's steps: as many as keep both probes within a tenth of the run if the
+    first's steps were up to FIRST_STEP_MARGIN times the run's; None when fewer than LEAST_SPAN
+    more than the first's would."""
     if first.step_s <= 0:
         return None
     run = first.startup_s + first.setup_s + steps * first.step_s
     # the second probe costs the first's start-up and set-up again, and step_s a step
-    room = run / PROBE_SHARE - first.seconds - (first.startup_s + first.setup_s)
+    room = (run / (PROBE_SHARE * FIRST_STEP_MARGIN) - first.seconds
+            - (first.startup_s + first.setup_s))
     more = math.floor(room / first.step_s) - first.steps
     return first.steps + more if more >= LEAST_SPAN else None
 
@@ -250,7 +256,10 @@ def estimate_duration(cfg: Config, *, insecure: bool = False,
         return NotEstimated(
             f"the run is too short to probe within a tenth of it: a first probe of {n1} steps "
             f"took {first.seconds:.1f} s (start-up {first.startup_s:.1f} s), by which the run "
-            f"takes about {clock(run)}; a second probe of {n1 + LEAST_SPAN} steps or more "
-            f"would take the two past a tenth of it ({run / PROBE_SHARE:.1f} s)")
-    echo(f"[mpcbandit] and a second probe of {n2} steps (the two within a tenth of the run)")
+            f"takes about {clock(run)}; the probes are planned within "
+            f"{run / (PROBE_SHARE * FIRST_STEP_MARGIN):.1f} s by it (a tenth, divided by "
+            f"{FIRST_STEP_MARGIN} for the first probe's few steps), and a second probe of "
+            f"{n1 + LEAST_SPAN} steps or more would not fit")
+    echo(f"[mpcbandit] and a second probe of {n2} steps (the two within a tenth of the run, "
+         "with a margin for the first's few steps)")
     return fit((first, probe(cfg, n2, insecure=insecure)), total, cfg.net)

@@ -72,20 +72,23 @@ def test_the_printed_estimate_says_start_up_is_included_and_what_the_range_assum
 
 
 def test_the_probes_planned_steps_stay_within_a_tenth_of_the_run():
+    margin = estimate.FIRST_STEP_MARGIN
     for startup, setup, step in [(5.0, 0.2, 0.03), (20.0, 3.0, 0.03), (2.0, 0.0, 0.001),
                                  (5.0, 10.0, 0.5)]:
         for steps in (1_000, 10_000, 100_000):
-            first = fake_probe(4, startup=startup, setup=setup, step=step)
-            n2 = second_probe_steps(first, steps)
-            run = startup + setup + steps * step
-            if n2 is None:  # even the fewest steps a second probe runs would not fit
-                fewest = 4 + estimate.LEAST_SPAN
-                assert first.seconds + startup + setup + fewest * step > run / PROBE_SHARE
-                continue
-            second = startup + setup + n2 * step
-            assert first.seconds + second <= run / PROBE_SHARE  # within the tenth
-            assert first.seconds + second + step > run / PROBE_SHARE  # and as long as it allows
-            assert n2 >= 4 + estimate.LEAST_SPAN
+            # the run's steps take `step`; the first probe's few took from that to margin x that
+            for seen in (step, step * margin):
+                first = fake_probe(4, startup=startup, setup=setup, step=seen)
+                n2 = second_probe_steps(first, steps)
+                if n2 is None:  # even the fewest steps a second probe runs would not fit
+                    run_seen = startup + setup + steps * seen
+                    fewest = 4 + estimate.LEAST_SPAN
+                    assert (first.seconds + startup + setup + fewest * seen
+                            > run_seen / (PROBE_SHARE * margin))
+                    continue
+                run = startup + setup + steps * step
+                assert first.seconds + startup + setup + n2 * step <= run / PROBE_SHARE
+                assert n2 >= 4 + estimate.LEAST_SPAN
 
 
 def test_a_run_too_short_to_probe_says_why_it_is_not_estimated(monkeypatch):
@@ -106,9 +109,10 @@ def test_a_run_too_short_to_probe_says_why_it_is_not_estimated(monkeypatch):
     got = estimate.estimate_duration(hannun_on_lan(1000))
     assert probed == [4] and isinstance(got, NotEstimated)
     assert re.search(r"too short to probe within a tenth of it: a first probe of 4 steps took "
-                     r"10\.6 s \(start-up 10\.0 s\), by which the run takes about 0:40; a "
-                     r"second probe of 7 steps or more would take the two past a tenth of it "
-                     r"\(4\.0 s\)", got.lines("lan")[0])
+                     r"10\.6 s \(start-up 10\.0 s\), by which the run takes about 0:40; the "
+                     r"probes are planned within 2\.0 s by it \(a tenth, divided by 2 for the "
+                     r"first probe's few steps\), and a second probe of 7 steps or more would "
+                     r"not fit", got.lines("lan")[0])
 
 
 def test_run_prints_the_estimate_first_and_the_time_it_took_with_start_up_last(monkeypatch,
