@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -146,8 +147,9 @@ def main() -> None:
               default=None, help="Continue the run in this directory from its last checkpoint "
                                  "(its config and options are the run's own).")
 @click.option("--estimate/--no-estimate", default=True, show_default=True,
-              help="Before a long run on an emulated network (--net), probe the config twice "
-                   "(a few steps each, about a tenth of the run) and print how long it will take.")
+              help="Before a run on an emulated network (--net), probe the config twice (the "
+                   "probes within a tenth of the run) and print how long it will take, or why "
+                   "the run is too short to probe.")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Every party reads its own folder DATA/<role>.<index>/ (docs/data.md; "
                    "`mpcbandit data split` makes them) instead of the built-in task. With "
@@ -157,7 +159,8 @@ def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None,
         log_level: str, checkpoint_every: int | None, resume_dir: Path | None, estimate: bool,
         data_dir: Path | None) -> None:
     """Run every party of CONFIG as its own process on this host and write summary.json."""
-    from mpcbandit.estimate import estimate_duration, worth_estimating
+    from mpcbandit.estimate import (DurationEstimate, NotEstimated, estimate_duration,
+                                    why_not_probed)
     from mpcbandit.launch import resume_run, run_local
     from mpcbandit.protocols import clock
 
@@ -186,17 +189,24 @@ def run(config: Path, out_dir: Path | None, steps: int | None, seed: int | None,
             out_dir = default_run_dir(cfg.protocol)
         expected = None
         with RunLock(out_dir, fresh=True) as lock:  # before the probes: the folder is ours
-            if estimate and not plaintext and worth_estimating(cfg):
-                click.echo(f"[mpcbandit] estimating the duration on {cfg.net.name}: two short "
-                           "probes")
-                expected = estimate_duration(cfg, insecure=insecure)
-                click.echo(f"[mpcbandit] {expected.line(cfg.net.name)}")
+            if estimate and not plaintext and cfg.net.emulated:
+                why = why_not_probed(cfg)
+                outcome = (estimate_duration(cfg, insecure=insecure, echo=click.echo)
+                           if why is None else NotEstimated(why))
+                for line in outcome.lines(cfg.net.name):
+                    click.echo(f"[mpcbandit] {line}")
+                if isinstance(outcome, DurationEstimate):
+                    expected = outcome
+            t0 = time.perf_counter()  # as the probes were timed: start-up included
             summary = run_local(cfg, out_dir, plaintext=plaintext, echo=click.echo,
                                 checkpoint_every=checkpoint_every or 0, insecure=insecure,
                                 log_level=log_level, lock=lock, data_dir=data_dir,
                                 replay_of=replay_of)
+            took = time.perf_counter() - t0
         if expected is not None:
-            click.echo(f"took {clock(summary['wall_s'])} (estimated {clock(expected.seconds)})")
+            click.echo(f"took {clock(took)}, start-up included (estimated "
+                       f"{clock(expected.seconds)}, range {clock(expected.low_s)} to "
+                       f"{clock(expected.high_s)})")
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:  # Ctrl-C: where the run is and how (or whether) it continues

@@ -113,8 +113,14 @@ def _kb(n: float) -> str:
 def format_summary(s: dict) -> str:
     """A few human lines about a summary."""
     kind = "plaintext reference" if s["plaintext"] else f"{len(s['parties'])} processes"
-    lines = [f"{s['protocol']}: {s['steps']} step(s), seed {s['seed']}, {kind}, "
-             f"wall {s['wall_s']:.2f} s (protocol {s['protocol_wall_s']:.3f} s)"]
+    if s["plaintext"]:
+        wall = f"wall {s['wall_s']:.2f} s (the reference, in this process)"
+    elif s["wall_s"] == s["protocol_wall_s"]:  # `collect`: the parties' results hold no more
+        wall = f"wall {s['wall_s']:.2f} s (the parties' protocol time: start-up not included)"
+    else:
+        wall = (f"wall {s['wall_s']:.2f} s from spawning the parties to their exit, start-up "
+                f"included (protocol {s['protocol_wall_s']:.3f} s)")
+    lines = [f"{s['protocol']}: {s['steps']} step(s), seed {s['seed']}, {kind}, {wall}"]
     headline = get_protocol(s["protocol"]).headline
     if headline is not None:
         lines += headline(s)

@@ -252,6 +252,8 @@ class PartyContext(RoleNames):
     _last_log: float = field(default=0.0, repr=False)
     _started: float = field(default_factory=time.monotonic, repr=False)
     _first_iteration: int | None = field(default=None, repr=False)
+    _last_iteration: int | None = field(default=None, repr=False)
+    _last_at: float = field(default=0.0, repr=False)
 
     def rng(self, purpose: str) -> np.random.Generator:
         """A reproducible numpy generator for public or simulated data (never for secrets)."""
@@ -271,6 +273,7 @@ class PartyContext(RoleNames):
         now = time.monotonic()
         if self._first_iteration is None:
             self._first_iteration, self._started = iteration, now
+        self._last_iteration, self._last_at = iteration, now
         if now - self._last_log >= _LOG_EVERY_S or (total and iteration == total):
             self._last_log = now
             _log.info("%s", progress_line(iteration - self._first_iteration, iteration, total,
@@ -279,6 +282,15 @@ class PartyContext(RoleNames):
             return
         self._last_progress = now
         write_progress(self.progress_path, iteration, total or 0, self.chan.stats.total().rounds)
+
+    def timed_steps(self) -> dict | None:
+        """The iterations between this party's first and last progress reports and their time."""
+        # from the first report on: what came before it (set-up, the first step) is not a step's
+        # time, and a duration estimate extends these to a run's steps (mpcbandit/estimate.py)
+        if self._first_iteration is None or self._last_iteration == self._first_iteration:
+            return None
+        return {"first": self._first_iteration, "last": self._last_iteration,
+                "seconds": self._last_at - self._started}
 
     def checkpoint(self, iteration: int, state: Any) -> None:
         """After `iteration` iterations, save this party's state when a checkpoint is due.
@@ -325,7 +337,7 @@ def run_timed(run_role: Callable[[PartyContext], dict], ctx: PartyContext) -> di
     return {"role": ctx.role, "index": ctx.index, "name": ctx.name,
             **ctx.chan.stats.total().to_dict(), "hops": ctx.chan.hops, "protocol_wall_s": wall,
             "resumed_from": ctx.resume_from,  # its counters cover the steps from there on
-            "by_op": ctx.chan.stats.to_dict(), "output": output,
+            "by_op": ctx.chan.stats.to_dict(), "timed_steps": ctx.timed_steps(), "output": output,
             # never the folder's path (local), only that the party read its own
             **({"data": "own folder"} if ctx.data_dir is not None else {})}
 
