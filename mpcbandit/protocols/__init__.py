@@ -130,15 +130,13 @@ class Protocol:
         split of a few steps, made only to name where a stray file belongs)."""
         import tempfile
 
-        from mpcbandit.data.split import write_split
-
         if self.split is None:
             return {}
         small = with_steps(cfg, self.steps(cfg.section)[1]) if self.steps else cfg
         takes: dict[str, list[str]] = {}
         with tempfile.TemporaryDirectory(prefix="mpcbandit-split-") as tmp:
-            out = write_split(small, Path(tmp) / "split")
-            for folder in sorted(out.iterdir()):
+            self.split(small, Path(tmp), ".csv")
+            for folder in sorted(Path(tmp).iterdir()):
                 for name in {f.name.split(".", 1)[0] for f in folder.iterdir()}:
                     takes.setdefault(name, []).append(folder.name)
         return takes
