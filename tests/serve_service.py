@@ -24,8 +24,10 @@ from mpcbandit.serve.wal import read_records
 HOLDERS = ["feature_holder.0", "feature_holder.1"]
 PULLER, REWARD, DEALER = "arm_puller.0", "reward_holder.0", "dealer.0"
 PARTIES = HOLDERS + [PULLER, REWARD, DEALER]
-#: a small Hannun service: A = 4 arms, D = 6 features over two holders
-SETTINGS = ["hannun.arms=4", "hannun.dims=6", "serve.batch_ms=10", "run.deadline_s=20"]
+#: a small Hannun service: A = 4 arms, D = 6 features over two holders; its dealer reveals
+#: the exploration keys at each stop, so that serve-replay checks every decision exactly
+SETTINGS = ["hannun.arms=4", "hannun.dims=6", "serve.batch_ms=10", "run.deadline_s=20",
+            "hannun.reveal=stop"]
 DIMS, ARMS = 6, 4
 
 

@@ -11,7 +11,7 @@ from mpcbandit.bandits.egreedy import draw_exploration
 from mpcbandit.mpc.prg import Prg
 from mpcbandit.net.inproc import run_inproc
 from mpcbandit.protocols.hannun.protocol import HannunSection
-from mpcbandit.protocols.hannun.stream import (AHEAD, BLOCK, ExplorationPusher,
+from mpcbandit.protocols.hannun.stream import (AHEAD, BLOCK, ExplorationPusher, KeySchedule,
                                                ServedExploration)
 
 HOLDERS = ["feature_holder.0", "feature_holder.1"]
@@ -25,7 +25,7 @@ def test_the_served_stream_is_each_keys_stream_from_any_start_and_bounded_ahead(
     end = start + sum(sizes)
 
     def dealer(chan):
-        pusher = ExplorationPusher(chan, HOLDERS, s, schedule, start)
+        pusher = ExplorationPusher(chan, HOLDERS, s, KeySchedule(schedule), start)
         most_ahead = 0
         while True:
             _, msg = chan.receive_any("dealer", HOLDERS[:1])
