@@ -41,13 +41,13 @@ def _result(out) -> dict:
     return json.loads((out / DEALER / "result.json").read_text())
 
 
-def _serve(out, *sets, ids: list[str]) -> tuple[Service, Apps]:
-    """A service of `sets` that decided ids (8 at a time: batches straddle key boundaries),
-    their rewards posted."""
+def _serve(out, *sets, ids: list[str], workers: int = 8) -> tuple[Service, Apps]:
+    """A service of `sets` that decided ids (`workers` at a time: batches straddle key
+    boundaries), their rewards posted."""
     svc = Service(out, EXPLORING, *sets)
     apps = Apps(svc, seed=4)
     try:
-        decide_in_waves(apps, ids, np.random.default_rng(2), workers=8, wave=16)
+        decide_in_waves(apps, ids, np.random.default_rng(2), workers=workers, wave=4 * workers)
     except BaseException:
         svc.stop()
         raise
@@ -89,31 +89,32 @@ def test_under_stop_the_keys_used_are_revealed_at_the_stop_and_a_fresh_one_follo
 
 
 def test_under_every_each_key_is_revealed_once_its_decisions_are_decided(tmp_path):
-    out = tmp_path / "svc"
-    svc, apps = _serve(out, "hannun.reveal=every", "hannun.reveal_every=10",
-                       ids=[f"e{k}" for k in range(45)])
+    out, every, n = tmp_path / "svc", 256, 2 * 256 + 40
+    svc, apps = _serve(out, "hannun.reveal=every", f"hannun.reveal_every={every}",
+                       ids=[f"e{k}" for k in range(n)], workers=16)
     try:
-        # while the service runs: the keys of decisions 0..40, each its own, none of 40..
+        # while the service runs: the keys of decisions 0..512, each its own, none of 512..
         wait_for(lambda: (out / DEALER / "result.json").exists()
-                 and _result(out)["keys"][-1:] and _result(out)["keys"][-1]["to"] == 40,
-                 "the keys of decisions 0..40 revealed")
+                 and _result(out)["keys"][-1:] and _result(out)["keys"][-1]["to"] == 2 * every,
+                 "the keys of decisions 0..512 revealed")
         revealed = _result(out)["keys"]
         schedule = _dealer_keys(out)
-        assert [(k["from"], k["to"]) for k in revealed] == [(t, t + 10) for t in range(0, 40, 10)]
-        assert [k["key"] for k in revealed] == [k.hex() for _, k in schedule[:4]]
-        assert len({k for _, k in schedule}) == len(schedule) and schedule[4][0] == 40
+        assert [(k["from"], k["to"]) for k in revealed] == [(0, every), (every, 2 * every)]
+        assert [k["key"] for k in revealed] == [k.hex() for _, k in schedule[:2]]
+        assert len({k for _, k in schedule}) == len(schedule) and schedule[2][0] == 2 * every
     finally:
         assert svc.stop() == 0
     assert _result(out)["keys"] == revealed   # the stop reveals no unfinished key
     said = _result(out)["said"]
-    assert said.startswith("revealed the exploration keys of decisions 0..40 in ") and \
-        "the key of decisions 40..45 is revealed once its 10 decisions are decided" in said
+    assert said.startswith("revealed the exploration keys of decisions 0..512 in ") and \
+        "the key of decisions 512..552 is revealed once its 256 decisions are decided" in said
     assert f"[mpcbandit] {DEALER}: {said}" in svc.log.read_text()
     report = replay(out)
-    assert report["decisions"] == 45 and report["exact"] == 40 and report["greedy_only"] == 5
+    assert report["decisions"] == n and report["exact"] == 2 * every
+    assert report["greedy_only"] == n - 2 * every
     assert report["disagree"] == [] and report["reveal"] == "every"
-    # the 40 decisions with their key agree exactly, explored or not; of the other 5, any off
+    # the 512 decisions with their key agree exactly, explored or not; of the other 40, any off
     # the greedy arm is within what exploration explains
     assert all(tie["greedy_only"] for tie in report["near_ties"])
-    assert report["agree"] == 45 - len(report["off_greedy"]) - len(report["near_ties"])
+    assert report["agree"] == n - len(report["off_greedy"]) - len(report["near_ties"])
     assert len(report["off_greedy"]) <= report["off_greedy_bound"]

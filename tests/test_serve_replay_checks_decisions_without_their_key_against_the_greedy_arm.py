@@ -27,21 +27,22 @@ EPSILON = 0.3
 #: LOGGED_SETS in secret exploration, exploring: the keys are the test's
 SETS = [s for s in LOGGED_SETS if "exploration" not in s and "epsilon" not in s] + [
     f"hannun.epsilon={EPSILON}"]
-KEYS = [os.urandom(32), os.urandom(32)]   # decisions 0..60, then 60 on
+KEYS = [os.urandom(32), os.urandom(32)]   # decisions 0..62, then 62 on (inside batch 15 of 4)
+CUT = 62
 
 
 def _service(tmp_path, epsilon=EPSILON, flips=()):
     """A secret-exploration service's folder (`serve --out`'s) that served 120 decisions in
     30 batches on KEYS: (its config, the folder, the arms served, each decision explored)."""
     out = tmp_path / "svc"
-    schedule = [(0, 60, KEYS[0]), (60, None, KEYS[1])]
+    schedule = [(0, CUT, KEYS[0]), (CUT, None, KEYS[1])]
     served = service_logs(out, ref=ScheduledReference(4, 6, epsilon, 20, schedule=schedule),
                           flips=flips)
     sets = [s for s in SETS if "epsilon" not in s] + [f"hannun.epsilon={epsilon}"]
     write_private(out / "run.json", json.dumps({"serve": True, "overrides": sets,
                                                 "config": str(REPO / "configs/hannun-synthetic.toml")}))
-    explored = np.concatenate([draw_exploration(Prg(KEYS[0]), 60, 4, epsilon, 20).explore,
-                               draw_exploration(Prg(KEYS[1]), 60, 4, epsilon, 20).explore])
+    explored = np.concatenate([draw_exploration(Prg(KEYS[0]), CUT, 4, epsilon, 20).explore,
+                               draw_exploration(Prg(KEYS[1]), 120 - CUT, 4, epsilon, 20).explore])
     ids = [f"b{b}-{k}" for b in range(30) for k in range(4)]
     return (load_config(REPO / "configs/hannun-synthetic.toml", sets), out, served,
             dict(zip(ids, explored.astype(bool))))
@@ -82,14 +83,17 @@ def test_without_any_key_every_decision_is_checked_against_the_greedy_arm(tmp_pa
 
 
 def test_decisions_whose_key_is_revealed_are_checked_exactly_the_rest_greedy_only(tmp_path):
+    """A batch of decisions 60..64 spans the end of the first key (62)."""
     cfg, out, served, explored = _service(tmp_path)
-    _reveal(out, "every", [(0, 60, KEYS[0])])
+    _reveal(out, "every", [(0, CUT, KEYS[0])])
     report = serve_replay.replay_service(cfg, out)
-    assert report["exact"] == report["greedy_only"] == 60 and report["disagree"] == []
+    assert report["exact"] == CUT and report["greedy_only"] == 120 - CUT
+    assert report["disagree"] == []
     off = {o["id"] for o in report["off_greedy"]}
-    assert off <= {i for i, e in explored.items() if e and int(i[1:].split("-")[0]) >= 15}
+    later = [f"b{b}-{k}" for b in range(30) for k in range(4)][CUT:]
+    assert off <= {i for i in later if explored[i]}
     assert "not revealed yet (hannun.reveal = every" in _cli(out).stdout
-    _reveal(out, "every", [(0, 60, KEYS[0]), (60, 120, KEYS[1])])
+    _reveal(out, "every", [(0, CUT, KEYS[0]), (CUT, 120, KEYS[1])])
     report = serve_replay.replay_service(cfg, out)
     assert report["agree"] == report["exact"] == 120 and report["greedy_only"] == 0
     assert report["off_greedy"] == report["near_ties"] == report["disagree"] == []
@@ -97,7 +101,7 @@ def test_decisions_whose_key_is_revealed_are_checked_exactly_the_rest_greedy_onl
 
 def test_a_revealed_decision_served_differently_still_differs_by_name(tmp_path):
     cfg, out, _, _ = _service(tmp_path, flips={"b3-1"})
-    _reveal(out, "stop", [(0, 60, KEYS[0])])
+    _reveal(out, "stop", [(0, CUT, KEYS[0])])
     report = serve_replay.replay_service(cfg, out)
     assert [d["id"] for d in report["disagree"]] == ["b3-1"]
     done = _cli(out)

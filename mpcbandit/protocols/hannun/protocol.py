@@ -113,9 +113,10 @@ class HannunSection:
                            "audit or evaluation: p' may then learn which past decisions "
                            "explored). Seeded exploration's key derives from the seed: "
                            "this does not apply")
-    reveal_every: int = spec(1000, min=1, max=10_000_000,
+    reveal_every: int = spec(1000, min=BLOCK, max=10_000_000,
                              doc="with reveal = \"every\": the decisions each exploration key "
-                                 "covers")
+                                 f"covers (at least a block of the stream, {BLOCK}: each new key "
+                                 "is a durable write at the dealer)")
 
     def validate(self, path: str) -> None:
         if self.dims < self.feature_holders:

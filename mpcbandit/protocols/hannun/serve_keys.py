@@ -6,7 +6,7 @@ the dealer's checkpoint store, since holders resumed from a checkpoint take the 
 again. A revealed key goes to the dealer's result.json (as a batch run's result reveals its
 key), which is what serve-replay reads:
 
-- ``never``: no key is written out: p′ cannot learn which decisions explored, ever;
+- ``never``: no key is written out: p' cannot learn which decisions explored, ever;
 - ``stop``: at each stop every key used so far, and a fresh key for the decisions after it;
 - ``every``: a fresh key every ``reveal_every`` decisions (at its multiples), each revealed once
   every decision it covers is decided (the lead holder says how far that is).
@@ -115,11 +115,14 @@ class ServiceKeys:
         """One line: the policy, and what of decisions 0..t a replay can check exactly."""
         path = self.state.result_path
         if self.policy == "seeded":
-            return ("exploration seeded: its key derives from the config seed (hannun.reveal "
-                    "does not apply, nothing written): serve-replay checks every decision")
+            return ("exploration seeded: its key derives from the config seed, which every "
+                    "party holds (hannun.reveal does not apply, no key written): serve-replay "
+                    "checks every decision")
         if self.policy == "never":
             return (f"exploration key not revealed (hannun.reveal = never), {t} decision(s) "
                     "so far: serve-replay checks the greedy decisions only")
+        if t == 0 and not self.revealed:
+            return f"no decision yet, no exploration key revealed (hannun.reveal = {self.policy})"
         if self.policy == "stop":
             return (f"revealed the exploration key(s) of decisions 0..{t} in {path} "
                     f"(hannun.reveal = stop), a fresh key from decision {t} on: serve-replay "
@@ -130,5 +133,6 @@ class ServiceKeys:
                 f"{self.revealed}..{t} is revealed once its {every} decisions are decided: "
                 "serve-replay checks those greedy only"
                 if self.revealed < t else
-                f"revealed the exploration keys of decisions 0..{t} in {path} (hannun.reveal "
-                f"= every, a key every {every} decisions): serve-replay checks every decision")
+                f"revealed the exploration keys of decisions 0..{self.revealed} in {path} "
+                f"(hannun.reveal = every, a key every {every} decisions): serve-replay checks "
+                "every decision")
