@@ -119,6 +119,14 @@ def serve_overrides(port: int) -> list[str]:
     return ['serve.bind="0.0.0.0"', f"serve.port={port}", f'serve.token_file="{TOKEN}"']
 
 
+def serve_reveal(config: str) -> list[str]:
+    """The serve profile's --set of Hannun's exploration key policy: revealed at each stop, for
+    the recipe's serve-replay to check every decision exactly (a deployment that keeps p' from
+    learning which decisions explored leaves hannun.reveal at "never")."""
+    cfg = load_config(ROOT / config, overrides())
+    return ["hannun.reveal=stop"] if cfg.protocol == "hannun" else []
+
+
 def state_root(config: str) -> str:
     """The folder of every party's state folder of the serve profile (relative to the
     repository): each mounts only its own; serve-replay reads them all."""
@@ -210,10 +218,13 @@ def serve_steps(compose_file: str, config: str) -> list[Step]:
         (call(rewarder, "/v1/rewards", '{"id": "u1", "reward": 1}'), False,
          "the reward holder's application, any time later: the reward (0 or 1)"),
         (f"{compose} --profile serve stop", False, "SIGTERM: each party drains and exits 0, "
-         "the dealer reveals its exploration key; `up -d` again resumes"),
-        (f"mpcbandit serve-replay {state} --config {config} --data {data_root(config)}", False,
-         f"every decision again in float64 from every party's state folder ({state}/NAME) "
-         "and data folder (the non-private check): the arms must agree"),
+         "the dealer reveals its exploration keys (hannun.reveal=stop); `up -d` again resumes"),
+        (f"mpcbandit serve-replay {state} --config {config}"
+         + "".join(f" --set {s}" for s in serve_reveal(config)) + f" --data {data_root(config)}",
+         False, f"every decision again in float64 from every party's state folder ({state}/NAME) "
+         "and data folder (the non-private check): the arms must agree, on the keys revealed "
+         "at the stops (a deployment leaves hannun.reveal at never: p' never learns which "
+         "decisions explored, and serve-replay checks the greedy ones only)"),
     ]
 
 
@@ -293,7 +304,8 @@ def serve_services(config: str, rel, with_data: set[str]) -> list[str]:
     for name, port in serve_ports(config).items():
         role, index = name.split(".")
         host = service_name(SimpleNamespace(role=role, index=index))
-        sets = [a for o in [*overrides(), *serve_overrides(port)] for a in ("--set", o)]
+        sets = [a for o in [*overrides(), *serve_overrides(port), *serve_reveal(config)]
+                for a in ("--set", o)]
         cmd = ["serve", config, "--role", role, "--index", index, *sets, "--state", STATE,
                "--start-or-resume", "--run-id", "${MPCBANDIT_RUN_ID:-}",
                *(("--data", DATA) if name in with_data else ())]

@@ -24,9 +24,10 @@ from serve_support import REPO, call, deadline, wait_for
 HOLDERS = ["feature_holder.0", "feature_holder.1"]
 PULLER, REWARD, DEALER = "arm_puller.0", "reward_holder.0", "dealer.0"
 PARTIES = HOLDERS + [PULLER, REWARD, DEALER]
-#: a small Hannun service: A = 4 arms, D = 6 features over two holders
+#: a small Hannun service: A = 4 arms, D = 6 features over two holders; its dealer reveals
+#: the exploration keys at each stop, so that serve-replay checks every decision exactly
 SETTINGS = ["hannun.arms=4", "hannun.dims=6", "serve.batch_ms=10",
-            f"run.deadline_s={deadline(20):g}"]
+            f"run.deadline_s={deadline(20):g}", "hannun.reveal=stop"]
 DIMS, ARMS = 6, 4
 
 

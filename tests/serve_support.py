@@ -228,12 +228,15 @@ def start_party(tmp_path: Path, *args: str, name: str = "party") -> tuple[subpro
         return proc, wait_for(listening, "the party process listens")
 
 
-def service_logs(out: Path, flip: str | None = None, run_id: str | None = None) -> None:
-    """Every party's state folder out/<party>/ of a Hannun service (LOGGED_SETS) that served
-    the float64 model's arms (the arm of `flip` one higher), rewards applied to the arms
-    served; with run_id, each folder's record of the service too (as its party writes it)."""
+def service_logs(out: Path, flip: str | None = None, run_id: str | None = None, *,
+                 ref: ServeReference | None = None, flips=()) -> dict[str, int]:
+    """Every party's state folder out/<party>/ of a Hannun service (LOGGED_SETS; or A = 4,
+    D = 6 and the stream of ref) that served the float64 model's arms (the arm of `flip` and
+    of each id in `flips` one higher), rewards applied to the arms served; with run_id, each
+    folder's record of the service too (as its party writes it). The arms served, by id."""
     cfg = load_config(REPO / "configs/hannun-synthetic.toml", LOGGED_SETS)
-    ref = ServeReference(4, 6, 0.0, 20, exploration_key(cfg.seed))
+    ref = ref or ServeReference(4, 6, 0.0, 20, exploration_key(cfg.seed))
+    flips = {*flips, flip}
     rng = np.random.default_rng(11)
     theta = rng.normal(size=(4, 6))
     logs = {p: [] for p in ("feature_holder.0", "feature_holder.1", "arm_puller.0",
@@ -244,7 +247,7 @@ def service_logs(out: Path, flip: str | None = None, run_id: str | None = None) 
         x /= np.linalg.norm(x, axis=1, keepdims=True)
         ids = [f"b{batch}-{k}" for k in range(4)]
         for rid, arm, row in zip(ids, ref.decide(x), x):
-            served[rid] = (int(arm) + 1) % 4 if rid == flip else int(arm)
+            served[rid] = (int(arm) + 1) % 4 if rid in flips else int(arm)
             context[rid] = row
             logs["feature_holder.0"].append({"kind": "context", "id": rid,
                                              "features": row[:3].tolist()})
@@ -267,3 +270,4 @@ def service_logs(out: Path, flip: str | None = None, run_id: str | None = None) 
             write_private(out / party / "run.json", json.dumps({"party": party,
                                                                 "run_id": run_id}))
     write_private(out / "arm_puller.0" / "ops.wal", b"".join(map(encode_record, ops)))
+    return served

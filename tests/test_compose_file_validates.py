@@ -154,6 +154,7 @@ def test_the_serve_profile_publishes_each_api_on_the_hosts_loopback_behind_its_t
         assert svc["ports"] == [f"127.0.0.1:{port}:{port}"] and port not in ports
         ports.add(port)
         assert cfg.serve.bind == "0.0.0.0" and cfg.serve.token_file == "/keys/api.token"
+        assert cfg.section.reveal == "stop"   # for the recipe's serve-replay, exact
         assert f"./deploy/keys/hannun-synthetic/{party}:/keys:ro" in svc["volumes"]
         state = f"./runs/compose/hannun-synthetic-serve/{party}:/state"
         assert state in svc["volumes"] and cmd[cmd.index("--state") + 1] == "/state"
@@ -184,5 +185,7 @@ def test_the_serve_recipe_starts_calls_and_replays_the_services_of_the_file():
     assert steps[:setup] == [c for c, _, _ in make_compose.operator_steps(
         "docker-compose.yml", "configs/hannun-synthetic.toml")[:setup]]
     # the state folders as the parties left them, with no record written by hand
+    # on the config and options of the services, whose dealer reveals its keys at each stop
     assert steps[-1] == ("mpcbandit serve-replay runs/compose/hannun-synthetic-serve --config "
-                         "configs/hannun-synthetic.toml --data deploy/data/hannun-synthetic")
+                         "configs/hannun-synthetic.toml --set hannun.reveal=stop --data "
+                         "deploy/data/hannun-synthetic")

@@ -8,13 +8,10 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from conftest import REPO
 from deadlines import deadline
 from mpcbandit.config import load_config
-from mpcbandit.errors import MpcBanditError
-from mpcbandit.files import make_private_dir, write_private
+from mpcbandit.files import write_private
 from mpcbandit.protocols.hannun import serve_replay as hannun_serve_replay
 from serve_support import LOGGED_SETS, service_logs
 
@@ -55,13 +52,14 @@ def test_a_differing_arm_within_the_fixed_points_reach_is_a_near_tie(tmp_path, m
     assert report["disagree"] == [] and [d["id"] for d in report["near_ties"]] == ["b2-1"]
 
 
-def test_secret_exploration_is_replayed_only_once_the_dealer_revealed_its_keys(tmp_path):
-    _, out = _service_folder(tmp_path, flip=None)
+def test_secret_exploration_without_its_keys_is_checked_against_the_greedy_arm(tmp_path):
+    """No key revealed (hannun.reveal = "never"): at epsilon = 0 every decision is greedy, so
+    one served off the greedy arm is more than exploration explains (bound 0)."""
     secret = load_config(REPO / "configs/hannun-synthetic.toml", SETS[:-1])
-    with pytest.raises(MpcBanditError, match=r"key of decisions 0\.\.120 is not revealed .*"
-                                             r"dealer\.0/result\.json.*stops"):
-        hannun_serve_replay.replay_service(secret, out)
-    write_private(make_private_dir(out / "dealer.0") / "result.json", json.dumps(
-        {"keys": [{"from": 0, "to": 60, "key": "00" * 32}]}))
-    with pytest.raises(MpcBanditError, match=r"decisions 60\.\.120 is not revealed"):
-        hannun_serve_replay.replay_service(secret, out)
+    _, out = _service_folder(tmp_path / "right", flip=None)
+    report = hannun_serve_replay.replay_service(secret, out)
+    assert report["greedy_only"] == report["agree"] == report["decisions"] == 120
+    assert report["exact"] == 0 and report["off_greedy"] == report["disagree"] == []
+    _, out = _service_folder(tmp_path / "flipped", flip="b2-1")
+    report = hannun_serve_replay.replay_service(secret, out)
+    assert [d["id"] for d in report["off_greedy"]] == ["b2-1"] and report["off_greedy_bound"] == 0

@@ -144,7 +144,10 @@ def _stages(svc: BenchService, seen: LoadOutcome, rounds: float) -> dict:
 
 
 def _options(net: str, max_batch: int, sets: tuple[str, ...], lookup_in: Path | None) -> list[str]:
-    options = ["--net", NETS[net], "--set", f"serve.max_batch={max_batch}"]
+    # the dealer reveals its exploration keys at the stop, so that serve-replay recomputes
+    # every decision (explored ones too): the agreement column (a --set may change it)
+    options = ["--net", NETS[net], "--set", f"serve.max_batch={max_batch}",
+               "--set", "hannun.reveal=stop"]
     options += ["--data", str(lookup_in)] if lookup_in is not None else []
     return options + [w for s in sets for w in ("--set", s)]
 
@@ -260,7 +263,8 @@ NOTE = ("decisions_per_s: decisions answered per second over the middle 80 % of 
         "one_way_ms: the net's one-way delay, on loopback one exchange round of our CurveZMQ "
         f"channel between two processes ({ROUND_BYTES} B, timed in this run). rss_mb: the largest "
         "peak resident memory of any party. agreement: the share of decisions `serve-replay` "
-        "recomputes identically in float64. failed: decisions not answered 200 (and contexts "
+        "recomputes identically in float64 (hannun.reveal = stop: the dealer reveals its "
+        "exploration keys at the stop). failed: decisions not answered 200 (and contexts "
         "or rewards refused). cpu: the client's process CPU and all parties' CPU per decision. "
         "wal_fsync_ms: one fsync of a small record on the disk of the services' logs, timed in "
         "this run (median of 21): each answer waits for two (the slices' records at the holders, "

@@ -1,7 +1,8 @@
 """One service of `mpcbandit bench serve`: `mpcbandit serve CONFIG --out DIR` as a child
 process (the launcher, and every party its own process under it), what the bench reads of
 it while it runs (each party's CPU time and memory from /proc, its /metrics), its stop (the
-drain, which reveals the dealer's key) and `mpcbandit serve-replay` on its folder."""
+drain; the bench's dealer reveals its keys there, hannun.reveal = stop) and `mpcbandit
+serve-replay` on its folder."""
 
 from __future__ import annotations
 
@@ -146,7 +147,8 @@ class BenchService:
             return None
 
     def stop(self) -> None:
-        """SIGTERM the launcher: every party drains and checkpoints, the dealer reveals its key."""
+        """SIGTERM the launcher: every party drains and checkpoints (the bench's dealer reveals
+        its keys: hannun.reveal = stop)."""
         code = self._terminate()
         if code is None:
             raise self._fail(f"did not stop within {STOP_S:g} s of SIGTERM")

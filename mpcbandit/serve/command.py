@@ -140,8 +140,9 @@ def serve_replay(out_dir: Path, config: Path | None, sets: tuple[str, ...],
     (each reward applied to the arm served), and report how many arms agree; a differing
     arm whose float64 score stands within the fixed point's reach of the served one's is a
     near tie. Exit status 1 if any other differs. Reads every party's log: the non-private
-    check, as `run --plaintext --data` is. In secret exploration it needs the dealer's
-    revealed keys."""
+    check, as `run --plaintext --data` is. In Hannun's secret exploration a decision whose key
+    the dealer has not revealed (hannun.reveal) is checked against the greedy arm only, and
+    exit status 1 if more differ from it than exploration explains."""
     from mpcbandit.config import load_config
     from mpcbandit.protocols import get_protocol
     from mpcbandit.serve.record import SERVICE_FILE, check_gathered, read_service
@@ -170,15 +171,50 @@ def serve_replay(out_dir: Path, config: Path | None, sets: tuple[str, ...],
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
-        click.echo(f"{report['decisions']} decision(s) in {report['batches']} batch(es) and "
-                   f"{report['rewards']} reward(s) replayed in float64: {report['agree']} of "
-                   f"{report['decisions']} arms agree ({100 * report['agreement']:.2f} %)")
-        for tie in report["near_ties"][:10]:
-            click.echo(f"  near tie, id {tie['id']!r}: served arm {tie['served']}, replay "
-                       f"{tie['replay']}: their float64 scores {tie['gap']:.2g} apart, within "
-                       f"the fixed point's reach there ({tie['near_tie']:.2g})")
-        for miss in report["disagree"][:10]:
-            click.echo(f"  DIFFERS, id {miss['id']!r}: served arm {miss['served']}, replay "
-                       f"{miss['replay']}" + (f" (scores {miss['gap']:.2g} apart)"
-                                              if "gap" in miss else " (never logged as served)"))
-    sys.exit(1 if report["disagree"] else 0)
+        for line in _replay_lines(report):
+            click.echo(line)
+    beyond = len(report.get("off_greedy", [])) > report.get("off_greedy_bound", 0)
+    sys.exit(1 if report["disagree"] or beyond else 0)
+
+
+#: why a decision's exploration key is not revealed, by hannun.reveal
+_UNREVEALED = {"never": "never revealed (hannun.reveal = never)",
+               "stop": "not revealed yet (hannun.reveal = stop: at the service's next stop)",
+               "every": "not revealed yet (hannun.reveal = every: once its decisions are all "
+                        "decided)"}
+
+
+def _replay_lines(report: dict) -> list[str]:
+    """serve-replay's report as text: what was checked exactly, what only against the greedy
+    arm (and why), each near tie and each arm that differs."""
+    lines = [f"{report['decisions']} decision(s) in {report['batches']} batch(es) and "
+             f"{report['rewards']} reward(s) replayed in float64: {report['agree']} of "
+             f"{report['decisions']} arms agree ({100 * report['agreement']:.2f} %)"]
+    unknown = report.get("greedy_only", 0)
+    if unknown:
+        off, bound = len(report["off_greedy"]), report["off_greedy_bound"]
+        why = _UNREVEALED.get(report["reveal"], f"not revealed (hannun.reveal = "
+                                                 f"{report['reveal']})")
+        near = sum(bool(tie.get("greedy_only")) for tie in report["near_ties"])
+        verdict = ("MORE than the" if off > bound else "within the")
+        lines += [f"  {report['exact']} decision(s) checked exactly, on the dealer's revealed "
+                  "exploration keys",
+                  f"  {unknown} decision(s) whose exploration key is {why}: whether each "
+                  "explored cannot be told, so each is checked against the greedy arm only "
+                  "(the model is replayed exactly all the same): "
+                  f"{unknown - off - near} served the greedy arm, {off} another: {verdict} "
+                  f"{bound} exploration explains (eps (A-1)/A = {report['off_greedy_rate']:.3g} "
+                  f"of them on average, false alarm {report['false_alarm']:g}); which of them "
+                  "explored is not checked"]
+        lines += [f"  OFF GREEDY, id {o['id']!r}: served arm {o['served']}, greedy "
+                  f"{o['replay']} (scores {o['gap']:.2g} apart)"
+                  for o in (report["off_greedy"][:10] if off > bound else [])]
+    for tie in report["near_ties"][:10]:
+        lines.append(f"  near tie, id {tie['id']!r}: served arm {tie['served']}, replay "
+                     f"{tie['replay']}: their float64 scores {tie['gap']:.2g} apart, within "
+                     f"the fixed point's reach there ({tie['near_tie']:.2g})")
+    for miss in report["disagree"][:10]:
+        lines.append(f"  DIFFERS, id {miss['id']!r}: served arm {miss['served']}, replay "
+                     f"{miss['replay']}" + (f" (scores {miss['gap']:.2g} apart)"
+                                            if "gap" in miss else " (never logged as served)"))
+    return lines

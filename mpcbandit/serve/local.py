@@ -7,6 +7,7 @@ starts them all again from their logs and checkpoints.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -129,6 +130,19 @@ def serve_local(cfg: Config | None, out_dir: Path, *, resume: bool = False,
             raise
 
 
+def _said_at_stop(state: Path, since: float) -> str | None:
+    """What a party said of this stop in its result.json (Hannun's dealer: what it revealed
+    of its exploration keys), if it wrote one since `since`."""
+    path = state / "result.json"
+    try:
+        if path.stat().st_mtime < since:
+            return None   # an earlier stop's
+        said = json.loads(path.read_text()).get("said")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return said if isinstance(said, str) else None
+
+
 def _supervise(procs: dict, cfg: Config, out_dir: Path, echo) -> int:
     """Watch the parties until told to stop; say which one exits meanwhile; drain them all."""
     stopping = []
@@ -146,8 +160,12 @@ def _supervise(procs: dict, cfg: Config, out_dir: Path, echo) -> int:
             break
         time.sleep(_POLL_S)
     echo("[mpcbandit] stopping: every party finishes its open batches and checkpoints")
+    stopped_at = time.time()
     stop_all(procs, grace_s=cfg.serve.decision_timeout_s + DRAIN_MARGIN_S + 5.0)
     failed = {n: p.returncode for n, p in procs.items() if p.returncode != 0}
+    for name in procs:
+        if name not in failed and (said := _said_at_stop(out_dir / name, stopped_at)):
+            echo(f"[mpcbandit] {name}: {said}")
     if failed:
         echo(f"[mpcbandit] not every party stopped cleanly: {failed}")
     return 1 if failed else 0

@@ -100,9 +100,23 @@ class HannunSection:
                           "auto (the engine's: local for 2, pair for more)")
     exploration: str = spec("secret", choices=("secret", "seeded"),
                             doc="secret: the dealer keys its eps/uniform/permutation stream with "
-                                "os.urandom (revealed in its result after the run, for the "
-                                "replay); seeded: keyed by the config seed, so p' knows which "
+                                "os.urandom (a batch run reveals it in its result after the run, "
+                                "for the replay; a service as hannun.reveal says); seeded: keyed by the config seed, so p' knows which "
                                 "steps explore (reproduction mode, not private)")
+    reveal: str = spec("never", choices=("never", "stop", "every"),
+                       doc="a service's secret exploration key (`mpcbandit serve`; a batch run "
+                           "reveals its key at its end whatever this says): never written out "
+                           "(serve-replay checks the greedy decisions only, p' never learns "
+                           "which decisions explored); stop: revealed at each stop, a fresh key "
+                           "drawn for what follows; every: a fresh key every reveal_every "
+                           "decisions, each revealed once its decisions are all decided (for "
+                           "audit or evaluation: p' may then learn which past decisions "
+                           "explored). Seeded exploration's key derives from the seed: "
+                           "this does not apply")
+    reveal_every: int = spec(1000, min=BLOCK, max=10_000_000,
+                             doc="with reveal = \"every\": the decisions each exploration key "
+                                 f"covers (at least a block of the stream, {BLOCK}: each new key "
+                                 "is a durable write at the dealer)")
 
     def validate(self, path: str) -> None:
         if self.dims < self.feature_holders:

@@ -13,16 +13,13 @@ p'' reports a decision closed without a reward (serve.reward_timeout_s), and p' 
 from __future__ import annotations
 
 import logging
-import os
 
 import numpy as np
 
-from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import Config
 from mpcbandit.data import hannun_data
 from mpcbandit.data.folder import no_data
 from mpcbandit.errors import DataError
-from mpcbandit.files import write_json
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.rounds import Op
 from mpcbandit.protocols.hannun.protocol import DEALER, FEATURE, PULLER, REWARD, holders
@@ -30,6 +27,7 @@ from mpcbandit.protocols.hannun.ops import UPDATE, share_rewards
 from mpcbandit.protocols.hannun.serve_holder import DEALER as DEALER0, DEALER_LABEL
 from mpcbandit.protocols.hannun.serve_holder import PULLER as P1, REWARD as P2, run_holder
 from mpcbandit.protocols.hannun.serve_puller import Puller
+from mpcbandit.protocols.hannun.serve_keys import ServiceKeys
 from mpcbandit.protocols.hannun.serve_replay import replay_service
 from mpcbandit.protocols.hannun.stream import ExplorationPusher
 from mpcbandit.serve.loop import POLL_S, UP, Follower, ServeContext
@@ -154,19 +152,14 @@ def _reward_holder(ctx: ServeContext) -> str | None:
 
 
 def _dealer(ctx: ServeContext) -> str | None:
-    """Serves the holders' material and pushes the exploration stream as it is used; its key
-    schedule lives in its state folder, and at each stop of the service the keys used so far
-    are revealed (result.json) and a fresh one drawn for the decisions to come."""
+    """Serves the holders' material and pushes the exploration stream as it is used; its keys
+    (ServiceKeys, in its state folder) are revealed as hannun.reveal says: never, at each stop
+    (a fresh key drawn for what follows), or each key once its decisions are decided."""
     from dealer.service import MaterialServer
 
-    s, chan, state = ctx.section, ctx.chan, ctx.state
+    s, chan = ctx.section, ctx.chan
     fh = holders(s)
-    if state.store.path("keys").exists():
-        schedule = [(int(t), bytes(k)) for t, k in state.load("keys")]
-    else:  # a new service
-        first = exploration_key(ctx.config.seed) if s.exploration == "seeded" else os.urandom(32)
-        schedule = [(0, first)]
-        state.store.save("keys", schedule)
+    keys = ServiceKeys(ctx.state, s, ctx.config.seed)
     # a service runs for months: no budget of elements (a batch run's bounds a runaway run)
     server = MaterialServer(chan, fh, max_elements=2**63 - 1)
     pusher, left, by = None, False, None
@@ -179,35 +172,21 @@ def _dealer(ctx: ServeContext) -> str | None:
             continue
         peer, msg = got
         if "explore_from" in msg:
-            pusher = ExplorationPusher(chan, fh, s, schedule, int(msg["explore_from"]))
+            pusher = ExplorationPusher(chan, fh, s, keys.schedule, int(msg["explore_from"]))
             ctx.port.report(ready=True, reason="")
         elif "explore_at" in msg and pusher is not None:
             pusher.acked(int(msg["explore_at"]))
             # the dealer sees no op: its step is where the holders are in the stream
             ctx.port.report(step=int(msg["explore_at"]))
+        elif "explore_decided" in msg:   # every decision before it is decided
+            keys.decided(int(msg["explore_decided"]))
         elif "explore_stop" in msg:
             by = msg.get("by")
-            schedule = _reveal(ctx, schedule, int(msg["explore_stop"]))
+            log.info("%s", keys.stopped(int(msg["explore_stop"])))
         else:
             server.handle(peer, msg)
     log.info("served %(batches)d batches of material, %(elements)d elements", server.counts())
     return by
-
-
-def _reveal(ctx: ServeContext, schedule: list, stop: int) -> list:
-    """The service stopped after `stop` decisions: reveal the keys of decisions before it (as
-    a batch run's result reveals its key) and, in secret mode, draw a fresh one from there."""
-    used = [(t, k) for t, k in schedule if t < stop]
-    if ctx.section.exploration == "secret" and used:
-        schedule = used + [(stop, os.urandom(32))]
-        ctx.state.store.save("keys", schedule)
-    ends = [t for t, _ in used[1:]] + [stop]
-    write_json(ctx.state.result_path, {
-        "exploration": ctx.section.exploration, "decisions": stop,
-        "keys": [{"from": t, "to": end, "key": k.hex()} for (t, k), end in zip(used, ends)]})
-    log.info("revealed the exploration key(s) of decisions 0..%d in %s", stop,
-             ctx.state.result_path)
-    return schedule
 
 
 def run_role(ctx: ServeContext) -> str | None:

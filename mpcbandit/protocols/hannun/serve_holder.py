@@ -188,6 +188,12 @@ class _Holder:
         if lead:
             self.chan.send(DEALER_LABEL, DEALER, {"explore_from": t})
         self.explore = ServedExploration(ctx.chan, DEALER, s, lead, t, ack)
+        #: hannun.reveal = "every": the dealer reveals a key once its decisions are decided,
+        #: which the lead tells it each time that frontier passes a multiple of reveal_every
+        self.reveal_every = (s.reveal_every if lead and s.exploration == "secret"
+                             and s.reveal == "every" else 0)
+        self.deciding: dict[int, int] = {}   # op n -> the first decision of its batch
+        self.told = t
 
     # ------------------------------------------------------------ which ops start when
     def may_start(self, op: dict) -> bool:
@@ -214,14 +220,28 @@ class _Holder:
             raise ProtocolError(PULLER, f"serve.ops op {n}", f"a decision on model version "
                                 f"{model}, this holder keeps {sorted(self.versions)}")
         mine = self.store.take(ids, n)
+        self.deciding[n] = self.explore.t
         gen = _share_and_decide(self.eng, self.holders, self.versions[model], mine, self.me,
                                 self.explore.take(len(ids)), PULLER)
 
         def decided(xs, running):
             self.kept.update((i, xs[k]) for k, i in enumerate(ids))
             self.ctx.port.report_op("decide", running.rounds, running.bytes_sent)
+            del self.deciding[n]
+            self.tell_decided()
 
         self.sched.add(("decide", n), DECIDE, gen, decided)
+
+    def tell_decided(self) -> None:
+        """The lead tells the dealer how far every decision is decided (batches run side by
+        side: up to the first of those under way), when that passes a multiple of
+        reveal_every (hannun.reveal = "every": the key before it can be revealed)."""
+        if not self.reveal_every:
+            return
+        done = min(self.deciding.values(), default=self.explore.t)
+        if done // self.reveal_every > self.told // self.reveal_every:
+            self.chan.send(DEALER_LABEL, DEALER, {"explore_decided": done})
+        self.told = max(self.told, done)
 
     def update(self, ids: list[str], n: int) -> None:
         missing = [i for i in ids if i not in self.kept]

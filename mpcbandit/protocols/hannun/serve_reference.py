@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpcbandit.bandits.egreedy import draw_exploration, tie_break_argmax
+from mpcbandit.bandits.egreedy import ExplorationSamples, draw_exploration, tie_break_argmax
 from mpcbandit.errors import DataError
 from mpcbandit.mpc.prg import Prg
 
@@ -125,9 +125,13 @@ class ServeReference:
         self.prg = Prg(self.key)
         self.scores = np.zeros((0, self.arms))   # the last decision batch's scores
 
+    def draw(self, count: int) -> ExplorationSamples:
+        """The next count items of the exploration stream."""
+        return draw_exploration(self.prg, count, self.arms, self.epsilon, self.bits)
+
     def decide(self, contexts: np.ndarray) -> np.ndarray:
         """The arms of a batch of contexts (B, D), the next B items of the exploration stream."""
-        smp = draw_exploration(self.prg, len(contexts), self.arms, self.epsilon, self.bits)
+        smp = self.draw(len(contexts))
         self.decided += len(contexts)
         u = np.einsum("aij,bj->bai", self.w_inv, contexts)         # W_a^-1 x, every arm
         scores = np.einsum("ad,bad->ba", self.b, u)

@@ -9,6 +9,7 @@ corrections, so one ring element per value leaves the dealer.
 
 from __future__ import annotations
 
+import bisect
 import os
 from typing import Any
 
@@ -23,7 +24,8 @@ from mpcbandit.mpc.ring import RING_DTYPE as U64
 from mpcbandit.mpc.rounds import IN_OP
 from mpcbandit.mpc.shares import AShare
 
-__all__ = ["EXPLORE", "BLOCK", "first_block", "exploration", "push_exploration", "ExplorationShares"]
+__all__ = ["EXPLORE", "BLOCK", "AHEAD", "first_block", "exploration", "push_exploration",
+           "ExplorationShares", "KeySchedule", "ExplorationPusher", "ServedExploration"]
 
 EXPLORE = "explore"     # the label of the stream's messages
 BLOCK = 256             # steps of exploration material per dealer message
@@ -124,27 +126,44 @@ def _advance(prg: Prg, items: int, s: Any) -> None:
         items -= step
 
 
+class KeySchedule:
+    """The keys of a service's stream: segments (first decision, key), ascending, each drawn
+    from its own key. The last one has no end, unless ``every`` > 0: then a segment also ends
+    at each multiple of every, and the key of the next is drawn by ``fresh(first)`` (which
+    keeps it) when a block first needs it."""
+
+    def __init__(self, keys: list[tuple[int, bytes]], every: int = 0, fresh=None):
+        self.keys, self.every, self.fresh = sorted(keys), every, fresh
+
+    def segment(self, t: int) -> tuple[int, int | None, bytes]:
+        """Decision t's segment: its first decision, its end (None: open) and its key."""
+        i = max(k for k, (first, _) in enumerate(self.keys) if first <= t)
+        if self.every and self.keys[i][0] < t - t % self.every:   # a new multiple of every
+            bisect.insort(self.keys, (t - t % self.every, self.fresh(t - t % self.every)))
+            i += 1
+        first, key = self.keys[i]
+        ends = [self.keys[i + 1][0]] if i + 1 < len(self.keys) else []
+        if self.every:
+            ends.append(first - first % self.every + self.every)
+        return first, min(ends, default=None), key
+
+
 class ExplorationPusher:
     """The dealer's side of a service's exploration stream: unbounded, pushed as it is used.
 
-    The stream is cut into segments, each drawn from its own key (``schedule``: (first
-    decision, key), ascending; a service draws a fresh key each time its key is revealed, so
-    that what comes after a reveal stays secret). Blocks of at most BLOCK decisions, each
-    within one segment, go to every feature holder, starting at decision ``start``; the lead
-    holder says which block it opens (``acked``) and the pusher keeps AHEAD blocks beyond it.
+    The stream is cut into the segments of ``keys`` (a KeySchedule: a service draws a fresh
+    key after each key it reveals, so that what comes after a reveal stays secret). Blocks of
+    at most BLOCK decisions, each within one segment, go to every feature holder, starting at
+    decision ``start``; the lead holder says which block it opens (``acked``) and the pusher
+    keeps AHEAD blocks beyond it.
     """
 
-    def __init__(self, chan, holders: list[str], s: Any, schedule: list[tuple[int, bytes]],
-                 start: int):
-        self.chan, self.holders, self.s = chan, holders, s
-        self.schedule = sorted(schedule)
+    def __init__(self, chan, holders: list[str], s: Any, keys: KeySchedule, start: int):
+        self.chan, self.holders, self.s, self.keys = chan, holders, s, keys
         self.pushed = start          # the first decision not pushed yet
-        self._segment = -1
+        self._first = -1             # the first decision of the segment being drawn
         self._prg: Prg | None = None
         self.acked(start)
-
-    def _segment_of(self, t: int) -> int:
-        return max(i for i, (first, _) in enumerate(self.schedule) if first <= t)
 
     def acked(self, t: int) -> None:
         """The holders opened the block that starts at decision t: keep AHEAD blocks beyond."""
@@ -153,13 +172,11 @@ class ExplorationPusher:
 
     def _push_block(self) -> None:
         t, s = self.pushed, self.s
-        i = self._segment_of(t)
-        first, key = self.schedule[i]
-        if i != self._segment:   # a segment begins, or a resumed service joins one midway
-            self._segment, self._prg = i, Prg(key)
+        first, end, key = self.keys.segment(t)
+        if first != self._first:   # a segment begins, or a resumed service joins one midway
+            self._first, self._prg = first, Prg(key)
             _advance(self._prg, t - first, s)
-        end = self.schedule[i + 1][0] if i + 1 < len(self.schedule) else t + BLOCK
-        count = min(BLOCK, end - t)
+        count = min(BLOCK, (t + BLOCK if end is None else end) - t)
         smp = draw_exploration(self._prg, count, s.arms, s.epsilon, s.precision_bits)
         yv = (smp.uniform << s.precision_bits) * smp.explore[:, None]
         for p, part in zip(self.holders, _split_by_seeds([smp.explore, yv, smp.perm],
