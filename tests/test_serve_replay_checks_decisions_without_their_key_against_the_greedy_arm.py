@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from conftest import REPO
+from deadlines import deadline
 from mpcbandit.bandits.egreedy import draw_exploration
 from mpcbandit.config import load_config
 from mpcbandit.files import make_private_dir, write_private
@@ -57,7 +58,7 @@ def _reveal(out, reveal: str, keys: list[tuple[int, int, bytes]]) -> None:
 
 def _cli(out) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=deadline(120))
 
 
 def test_without_any_key_every_decision_is_checked_against_the_greedy_arm(tmp_path):
