@@ -127,6 +127,10 @@ class ServeSection:
                               doc="CA certificates (PEM) a caller's certificate must chain to "
                                   "(mutual TLS): the application proves itself by certificate, "
                                   "and token_file is then not required")
+    insecure_http: bool = spec(False, local=True,
+                               doc="let an API bound beyond loopback speak plain HTTP (behind the "
+                                   "organisation's own TLS proxy, or on a private network): "
+                                   "without it such an API needs tls_cert and tls_key")
     probe_port: int = spec(-1, min=-1, max=65535, local=True,
                            doc="a listener of its own for /v1/health and /metrics, on a thread "
                                "of its own so that probes answer however busy the API is (-1: "

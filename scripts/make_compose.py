@@ -115,8 +115,11 @@ def serve_ports(config: str) -> dict[str, int]:
 
 def serve_overrides(port: int) -> list[str]:
     """The --set options of a party's API in its container: bound beyond the container's
-    loopback (the published port reaches it there), so guarded by its bearer token."""
-    return ['serve.bind="0.0.0.0"', f"serve.port={port}", f'serve.token_file="{TOKEN}"']
+    loopback (the published port reaches it there), so guarded by its bearer token; plain
+    HTTP, as the port is published on the host's loopback only (a deployment across hosts
+    gives serve.tls_cert and serve.tls_key instead: docs/serve-tls.md)."""
+    return ['serve.bind="0.0.0.0"', f"serve.port={port}", f'serve.token_file="{TOKEN}"',
+            "serve.insecure_http=true"]
 
 
 def serve_reveal(config: str) -> list[str]:

@@ -154,6 +154,7 @@ def test_the_serve_profile_publishes_each_api_on_the_hosts_loopback_behind_its_t
         assert svc["ports"] == [f"127.0.0.1:{port}:{port}"] and port not in ports
         ports.add(port)
         assert cfg.serve.bind == "0.0.0.0" and cfg.serve.token_file == "/keys/api.token"
+        assert cfg.serve.insecure_http  # published on the host's loopback only: plain HTTP
         assert cfg.section.reveal == "stop"   # for the recipe's serve-replay, exact
         assert f"./deploy/keys/hannun-synthetic/{party}:/keys:ro" in svc["volumes"]
         state = f"./runs/compose/hannun-synthetic-serve/{party}:/state"

@@ -108,3 +108,25 @@ def test_a_half_given_or_mismatched_tls_setting_is_named(ca, given, named):
     with pytest.raises(ConfigError) as e:
         tls_context(serve_section(**{k: paths[v] for k, v in given.items()}))
     assert e.value.key == named
+
+
+def test_an_api_beyond_loopback_without_tls_is_refused_unless_plain_http_is_asked_for(tmp_path):
+    with pytest.raises(ConfigError) as e:
+        tls_context(serve_section(bind="0.0.0.0"))
+    assert e.value.key == "serve.tls_cert" and "--insecure-http" in e.value.reason
+    assert tls_context(serve_section(bind="0.0.0.0", insecure_http=True)) is None
+    assert tls_context(serve_section(bind="127.0.0.1")) is None  # loopback: this host only
+
+
+def test_serve_insecure_http_flag_sets_the_setting(monkeypatch):
+    from click.testing import CliRunner
+
+    from mpcbandit.serve import command
+
+    seen = {}
+    monkeypatch.setattr(command, "_serve_one",
+                        lambda *args: seen.setdefault("overrides", args[-1]))
+    result = CliRunner().invoke(command.serve, ["hannun-synthetic", "--role", "dealer",
+                                                "--index", "0", "--insecure-http"])
+    assert result.exit_code == 0, result.output
+    assert "serve.insecure_http=true" in seen["overrides"]

@@ -86,6 +86,12 @@ def tls_context(serve: ServeSection) -> ssl.SSLContext | None:
         if serve.tls_client_ca:
             raise ConfigError("serve.tls_client_ca", "mutual TLS needs serve.tls_cert and "
                                                      "serve.tls_key (the API's own certificate)")
+        if not serve.insecure_http and not is_loopback(f"tcp://{serve.bind}:0"):
+            raise ConfigError("serve.tls_cert", f"serve.bind = {serve.bind!r} is not a loopback "
+                              "address: the API's token and requests would cross the network in "
+                              "clear; give serve.tls_cert and serve.tls_key (docs/serve-tls.md), "
+                              "or --insecure-http (serve.insecure_http = true) behind your own "
+                              "TLS proxy or on a private network")
         return None
     for key in ("tls_cert", "tls_key"):
         if not given[key]:

@@ -50,6 +50,9 @@ def _overrides(sets, seed, net) -> list[str]:
                    "(with --out: DATA/<party>/; docs/data.md) when its application posts none.")
 @click.option("--insecure", is_flag=True,
               help="Allow run.security = 'none' beyond loopback.")
+@click.option("--insecure-http", is_flag=True,
+              help="Let an API bound beyond loopback speak plain HTTP, behind the organisation's "
+                   "own TLS proxy or on a private network (serve.insecure_http = true).")
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"],
                                                case_sensitive=False), default="INFO",
               show_default=True)
@@ -57,12 +60,14 @@ def _overrides(sets, seed, net) -> list[str]:
 @click.option("--net", default=None, metavar="NET", help="Emulated network (as `run --net`).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config value.")
 def serve(config, out_dir, role, index, state_dir, run_id, resume, start_or_resume, session,
-          url_file, data_dir, insecure, log_level, seed, net, sets) -> None:
+          url_file, data_dir, insecure, insecure_http, log_level, seed, net, sets) -> None:
     """Serve CONFIG online: applications ask for decisions and post rewards over HTTP, and the
     model keeps learning (docs/serve.md). One party (--role, --index) or every party on this
     host (--out DIR)."""
     from mpcbandit.config import load_config
 
+    if insecure_http:
+        sets = (*sets, "serve.insecure_http=true")
     if (role is None) == (out_dir is None):
         raise click.UsageError("give --role (one party) or --out (every party on this host)")
     try:
