@@ -269,8 +269,9 @@ def kill_9_and_resume(apps, victims: list[str], witness_of, leader: str, width: 
         stop.clear()
         moving = threading.Thread(target=traffic, args=(apps, prefix, stop, workers), daemon=True)
         moving.start()
-        wait_for(lambda: sum(r.startswith(prefix) for r in apps.acked["rewards"]) >= rewards,
-                 what)
+        # tuple() copies the set under the GIL: the traffic's threads add to it meanwhile
+        wait_for(lambda: sum(r.startswith(prefix) for r in tuple(apps.acked["rewards"]))
+                 >= rewards, what)
         return moving
 
     try:
