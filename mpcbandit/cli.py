@@ -113,6 +113,7 @@ COMMANDS = {"frontier": "mpcbandit.experiments.frontier:frontier",
             "keys": "mpcbandit.keys_command:keys",
             "roster": "mpcbandit.keys_command:roster",
             "serve": "mpcbandit.serve.command:serve",
+            "serve-bundle": "mpcbandit.serve.command:serve_bundle",
             "serve-replay": "mpcbandit.serve.command:serve_replay"}
 
 

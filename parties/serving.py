@@ -10,6 +10,7 @@ import json
 import logging
 from pathlib import Path
 
+from mpcbandit.checkpoint import state_seal
 from mpcbandit.config import Config
 from mpcbandit.errors import ConfigError, MpcBanditError, PeerTimeout
 from mpcbandit.files import RunLock, write_json, write_private
@@ -99,7 +100,10 @@ def run_serve_party(cfg: Config, role: str, index: int, *, state_dir: Path, sess
         peers = served["peers"](cfg.section, role, index)
         curve = party_curve(cfg, name, peers)
         source = served["source"](cfg, role, index, data_dir)
-        state = ServeState(state_dir, name, identity_fields(cfg, addresses=False), run_id)
+        # checkpoints sealed under a key of the CURVE secret key, which is not in state_dir:
+        # a copy of the folder holds no unrevealed key nor block of a mask in clear
+        seal = curve and state_seal(curve.keypair.secret, name, run_id)
+        state = ServeState(state_dir, name, identity_fields(cfg, addresses=False), run_id, seal)
         cap = proto.buffer_cap(cfg)
 
         def connect(backend: PartyBackend):

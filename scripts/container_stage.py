@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from make_compose import (EXPERIMENTS, IMAGE_USER, SERVED, compose_command,  # noqa: E402
                           data_root, keys_root, operator_steps, overrides, party_names,
                           results_dir, serve_names, serve_steps, service_name, setup_steps,
-                          state_root)
+                          state_root, bundle_root)
 
 from mpcbandit.config import load_config  # noqa: E402
 from mpcbandit.results import format_summary  # noqa: E402
@@ -526,7 +526,7 @@ def run_serve_profile(engine: Engine, work: Path, compose_file: str, config: str
     its state) and SERVE_REQUESTS more; stop; serve-replay's report (--json) on the state
     folders, which the image's user owns."""
     repo = work / "repo"
-    for stale in (keys_root(config), data_root(config), state_root(config)):
+    for stale in (keys_root(config), data_root(config), state_root(config), bundle_root(config)):
         shutil.rmtree(repo / stale, ignore_errors=True)
     text = (repo / compose_file).read_text()
     env = dict(engine.env, PYTHONPATH=str(repo), MPCBANDIT_STEPS=str(steps))

@@ -132,8 +132,14 @@ def serve_reveal(config: str) -> list[str]:
 
 def state_root(config: str) -> str:
     """The folder of every party's state folder of the serve profile (relative to the
-    repository): each mounts only its own; serve-replay reads them all."""
+    repository): each mounts only its own."""
     return f"runs/compose/{Path(config).stem}-serve"
+
+
+def bundle_root(config: str) -> str:
+    """The folder of every party's replay bundle (serve-bundle), which serve-replay reads: a
+    state folder holds sealed checkpoints a replay does not need, and is never gathered."""
+    return f"runs/compose/{Path(config).stem}-replay"
 
 
 def party_names(config: str) -> list[str]:
@@ -186,8 +192,8 @@ def setup_steps(config: str) -> list[Step]:
 
 def serve_steps(compose_file: str, config: str) -> list[Step]:
     """The serve profile's recipe: the setup steps, each organisation's API token, the state
-    folders and their owner, the service's id, up, an application's calls (curl), stop, and
-    serve-replay on the state folders. The header shows them after the setup steps; the
+    folders and their owner, the service's id, up, an application's calls (curl), stop, each
+    party's replay bundle and serve-replay on the bundles. The header shows them after the setup steps; the
     container stage runs them (the calls from inside its network namespace)."""
     compose, state = compose_command(compose_file), state_root(config)
     ports, keys = serve_ports(config), keys_dir(config, "NAME")
@@ -222,10 +228,14 @@ def serve_steps(compose_file: str, config: str) -> list[Step]:
          "the reward holder's application, any time later: the reward (0 or 1)"),
         (f"{compose} --profile serve stop", False, "SIGTERM: each party drains and exits 0, "
          "the dealer reveals its exploration keys (hannun.reveal=stop); `up -d` again resumes"),
-        (f"mpcbandit serve-replay {state} --config {config}"
+        (f"mpcbandit serve-bundle --state {state}/NAME --out {bundle_root(config)}/NAME", True,
+         "each organisation, of its own party: what a replay reads (logs, revealed keys) with "
+         "a manifest of sha256, no checkpoint; sent to whoever replays, every NAME"),
+        (f"mpcbandit serve-replay {bundle_root(config)} --config {config}"
          + "".join(f" --set {s}" for s in serve_reveal(config)) + f" --data {data_root(config)}",
-         False, f"every decision again in float64 from every party's state folder ({state}/NAME) "
-         "and data folder (the non-private check): the arms must agree, on the keys revealed "
+         False, f"every decision again in float64 from every party's bundle "
+         f"({bundle_root(config)}/NAME, manifests checked) and data folder (the non-private "
+         "check): the arms must agree, on the keys revealed "
          "at the stops (a deployment leaves hannun.reveal at never: p' never learns which "
          "decisions explored, and serve-replay checks the greedy ones only)"),
     ]

@@ -182,6 +182,18 @@ def records(out: Path, party: str, name: str = "requests.wal") -> list[dict]:
     return read_records(Path(out) / party / name)[0]
 
 
+def checkpoint_state(out: Path, party: str, name: str):
+    """What party's checkpoint `name` holds (e.g. the dealer's "keys"), unsealed with the key
+    of its CURVE secret key in out/keys (the launcher's), as only its host can."""
+    from mpcbandit.checkpoint import opened, state_seal
+    from mpcbandit.net.security import load_curve
+
+    run_id = json.loads((Path(out) / party / "run.json").read_text())["run_id"]
+    seal = state_seal(load_curve(str(Path(out) / "keys"), party, []).keypair.secret, party,
+                      run_id)
+    return opened(Path(out) / party / "checkpoints" / party / f"{name}.ckpt", party, seal)["state"]
+
+
 def replay(out: Path) -> dict:
     """`mpcbandit serve-replay OUT --json`: its report."""
     done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-replay", str(out), "--json"],

@@ -185,8 +185,11 @@ def test_the_serve_recipe_starts_calls_and_replays_the_services_of_the_file():
         assert f"http://127.0.0.1:{port}/v1/" in c
     assert steps[:setup] == [c for c, _, _ in make_compose.operator_steps(
         "docker-compose.yml", "configs/hannun-synthetic.toml")[:setup]]
-    # the state folders as the parties left them, with no record written by hand
-    # on the config and options of the services, whose dealer reveals its keys at each stop
-    assert steps[-1] == ("mpcbandit serve-replay runs/compose/hannun-synthetic-serve --config "
+    # each party's bundle of its state folder as it left it (never the folder itself),
+    # replayed on the config and options of the services, whose dealer reveals its keys at
+    # each stop, with no record written by hand
+    assert steps[-2] == ("mpcbandit serve-bundle --state runs/compose/hannun-synthetic-serve/NAME "
+                         "--out runs/compose/hannun-synthetic-replay/NAME")
+    assert steps[-1] == ("mpcbandit serve-replay runs/compose/hannun-synthetic-replay --config "
                          "configs/hannun-synthetic.toml --set hannun.reveal=stop --data "
                          "deploy/data/hannun-synthetic")

@@ -224,13 +224,23 @@ class Service(Deployment):
         assert all(code == 0 for code, _ in outs.values()), {p: o[-1500:] for p, (_, o) in outs.items()}
 
     def replay(self, split: Path) -> list[str]:
-        """The header's serve-replay (its arguments) on every party's state folder gathered
-        in one, as each party left it, and on the split's data folders."""
+        """The header's serve-bundle of each party's state folder as it left it (its
+        arguments, each party its own), and its serve-replay on those bundles gathered in one
+        and on the split's data folders."""
         folder = self.root / "gathered"
+        *_, bundle, replay = make_compose.serve_steps(self.file, self.config)
+        bundle, state, out = bundle[0].split(), make_compose.state_root(self.config), \
+            make_compose.bundle_root(self.config)
+        assert bundle == ["mpcbandit", "serve-bundle", "--state", f"{state}/NAME", "--out",
+                          f"{out}/NAME"]
         for name in self.services:
-            shutil.copytree(self.mounts[name]["/state"], folder / self.party(name))
-        step = make_compose.serve_steps(self.file, self.config)[-1][0].split()
-        assert step[:3] == ["mpcbandit", "serve-replay", make_compose.state_root(self.config)]
+            done = subprocess.run([sys.executable, "-m", "mpcbandit", "serve-bundle", "--state",
+                                   str(self.mounts[name]["/state"]), "--out",
+                                   str(folder / self.party(name))], cwd=REPO, env=ENV,
+                                  capture_output=True, text=True, timeout=deadline(60))
+            assert done.returncode == 0, done.stdout + done.stderr
+        step = replay[0].split()
+        assert step[:3] == ["mpcbandit", "serve-replay", out]
         assert step[step.index("--data") + 1] == make_compose.data_root(self.config)
         step[2], step[step.index("--data") + 1] = str(folder), str(split)
         return step[1:]
@@ -241,7 +251,7 @@ def test_compose_serve_profile_answers_resumes_and_agrees_with_its_replay(tmp_pa
     applications ask p' for decisions (the holders look each id's slice up in their folders)
     and post the world's rewards to p''; SIGTERM (`docker compose --profile serve stop`):
     each exits 0; started again by the same commands without the service's id (a later `up`),
-    each resumes from its state; serve-replay of the state folders agrees on every arm."""
+    each resumes from its state; serve-replay of every party's bundle agrees on every arm."""
     svc = Service(tmp_path)
     assert sorted(svc.ports) == sorted(make_compose.serve_names(svc.config))
     svc.make_keys(svc.extra)

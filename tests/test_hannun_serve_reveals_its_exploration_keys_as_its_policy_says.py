@@ -9,13 +9,11 @@ says at every stop what it revealed (its log at INFO, the launcher's stop lines)
   once its decisions are all decided; serve-replay checks those exactly, the rest greedy only.
 """
 
-import hashlib
 import json
 
 import numpy as np
 
-from mpcbandit.net.codec import unpack_value
-from serve_service import Apps, Service, decide_in_waves, replay
+from serve_service import Apps, Service, checkpoint_state, decide_in_waves, replay
 from serve_support import wait_for
 
 DEALER = "dealer.0"
@@ -24,10 +22,8 @@ EXPLORING = "hannun.epsilon=0.3"
 
 
 def _dealer_keys(out) -> list[tuple[int, bytes]]:
-    """The dealer's key schedule as its checkpoint store holds it (magic, MAC, record)."""
-    blob = (out / DEALER / "checkpoints" / DEALER / "keys.ckpt").read_bytes()
-    record = unpack_value(blob[8 + hashlib.sha256().digest_size:], "the dealer's keys")
-    return [(int(t), bytes(k)) for t, k in record["state"]]
+    """The dealer's key schedule as its checkpoint store holds it (sealed: unsealed here)."""
+    return [(int(t), bytes(k)) for t, k in checkpoint_state(out, DEALER, "keys")]
 
 
 def _files_holding(root, key: bytes, but) -> list[str]:
@@ -60,8 +56,7 @@ def test_under_never_no_key_is_written_and_the_replay_checks_the_greedy_decision
     assert svc.stop() == 0
     keys = _dealer_keys(out)
     assert len(keys) == 1   # kept, not renewed: nothing of it was revealed
-    store = out / DEALER / "checkpoints" / DEALER / "keys.ckpt"
-    assert _files_holding(tmp_path, keys[0][1], but=store) == []
+    assert _files_holding(tmp_path, keys[0][1], but=None) == []   # its store sealed too
     said = ("exploration key not revealed (hannun.reveal = never), 48 decision(s) so far: "
             "serve-replay checks the greedy decisions only")
     assert _result(out)["keys"] == [] and _result(out)["said"] == said

@@ -1,6 +1,7 @@
 """`mpcbandit serve` (a private online learning service: one party, or every party on this
-host) and `mpcbandit serve-replay` (every decision of a service recomputed in float64 from its
-logs). docs/serve.md."""
+host), `mpcbandit serve-bundle` (what a replay reads of one party's state folder) and
+`mpcbandit serve-replay` (every decision of a service recomputed in float64 from its logs).
+docs/serve.md."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import click
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.shipped_configs import ConfigFile
 
-__all__ = ["serve", "serve_replay"]
+__all__ = ["serve", "serve_bundle", "serve_replay"]
 
 
 def _overrides(sets, seed, net) -> list[str]:
@@ -126,12 +127,36 @@ def _holds_service(state_dir: Path) -> bool:
     return (Path(state_dir) / STATE_FILE).exists()
 
 
+@click.command("serve-bundle")
+@click.option("--state", "state_dir", type=click.Path(file_okay=False, path_type=Path),
+              required=True, help="This party's state folder (serve --state, or serve --out's "
+                                  "OUT/<party>/).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              required=True, help="A new folder for the bundle (made 0700; an existing one "
+                                  "must be empty).")
+def serve_bundle(state_dir: Path, out_dir: Path) -> None:
+    """Copy what serve-replay reads of this party's state folder (its logs, the dealer's
+    revealed keys, its record) into a new private folder with a manifest of their sha256:
+    what its organisation sends to whoever replays the service. Never its checkpoints, their
+    MAC key, a key schedule or a block of a mask."""
+    from mpcbandit.serve.bundle import make_bundle, manifest_digest
+
+    try:
+        manifest = make_bundle(state_dir, out_dir)
+    except MpcBanditError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"bundle of {manifest['party']} (service {manifest['run_id']!r}) in {out_dir}: "
+               f"{', '.join(sorted(manifest['files']))}; manifest sha256 "
+               f"{manifest_digest(out_dir)}")
+
+
 @click.command("serve-replay")
 @click.argument("out_dir", metavar="DIR", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--config", "config", type=ConfigFile(), default=None,
               help="The service's config (a file or a shipped config's name), for every "
-                   "party's state folder gathered as DIR/<party>/ from its host; without it "
-                   "DIR is a `serve --out` folder and its run.json says.")
+                   "party's bundle (serve-bundle) or state folder gathered as DIR/<party>/ "
+                   "from its host; without it DIR is a `serve --out` folder and its run.json "
+                   "says.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="With --config: the service's --set options; repeatable.")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
@@ -141,7 +166,8 @@ def _holds_service(state_dir: Path) -> bool:
 def serve_replay(out_dir: Path, config: Path | None, sets: tuple[str, ...],
                  data_dir: Path | None, as_json: bool) -> None:
     """Recompute every decision of the service in DIR (`serve --out`'s folder, or every
-    party's state folder gathered as DIR/<party>/, with --config) in float64 from the logs
+    party's bundle gathered as DIR/<party>/, with --config; each manifest is checked) in
+    float64 from the logs
     (each reward applied to the arm served), and report how many arms agree; a differing
     arm whose float64 score stands within the fixed point's reach of the served one's is a
     near tie. Exit status 1 if any other differs. Reads every party's log: the non-private
@@ -150,6 +176,7 @@ def serve_replay(out_dir: Path, config: Path | None, sets: tuple[str, ...],
     exit status 1 if more differ from it than exploration explains."""
     from mpcbandit.config import load_config
     from mpcbandit.protocols import get_protocol
+    from mpcbandit.serve.bundle import check_bundles
     from mpcbandit.serve.record import SERVICE_FILE, check_gathered, read_service
 
     out_dir = Path(out_dir)
@@ -169,7 +196,8 @@ def serve_replay(out_dir: Path, config: Path | None, sets: tuple[str, ...],
                                        "config and options, give no --config/--set/--data")
             cfg = load_config(config, list(sets))
             data = data_dir and str(data_dir)
-            check_gathered(out_dir, cfg)
+            # bundles' manifests first: a file altered on its way is named before it is read
+            check_gathered(out_dir, cfg, check_bundles(out_dir))
         report = get_protocol(cfg.protocol).served()["replay"](cfg, out_dir, data)
     except MpcBanditError as e:
         raise click.ClickException(str(e)) from None

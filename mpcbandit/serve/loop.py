@@ -66,9 +66,12 @@ class ServeState:
 
     WAL, OPLOG, CHECKPOINTS = "requests.wal", "ops.wal", "checkpoints"
 
-    def __init__(self, folder: Path, party: str, identity: dict, run_id: str):
+    def __init__(self, folder: Path, party: str, identity: dict, run_id: str,
+                 seal: bytes | None = None):
+        """seal: the key that encrypts the checkpoints (checkpoint.state_seal), None: clear."""
         self.folder = Path(folder)
-        self.store = CheckpointStore(self.folder / self.CHECKPOINTS, party, identity, run_id)
+        self.store = CheckpointStore(self.folder / self.CHECKPOINTS, party, identity, run_id,
+                                     seal)
 
     @classmethod
     def wal_path_in(cls, folder: Path) -> Path:

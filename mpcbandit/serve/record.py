@@ -40,8 +40,9 @@ def read_service(out_dir: Path, doing: str = "resume") -> tuple[Config, dict]:
             raise MpcBanditError(f"{out_dir} holds no service to resume (no {SERVICE_FILE})") from None
         raise MpcBanditError(
             f"{out_dir} holds no launcher's record ({path}, what `serve --out` writes): for "
-            "every party's state folder gathered in DIR/<party>/, give the service's config "
-            "with --config CONFIG (and its --set and --data options)") from None
+            "every party's bundle (serve-bundle) or state folder gathered in DIR/<party>/, "
+            "give the service's config with --config CONFIG (and its --set and --data "
+            "options)") from None
     except (KeyError, TypeError, ValueError) as e:
         raise MpcBanditError(f"{path} is damaged ({type(e).__name__}: {e}); cannot {doing} this "
                              "service") from None

@@ -198,5 +198,10 @@ def run_role(ctx: ServeContext) -> str | None:
     return {REWARD: _reward_holder, DEALER: _dealer}[ctx.role](ctx)
 
 
+#: what serve_replay.replay_service reads of each role's state folder: (required, if present);
+#: `serve-bundle` copies exactly these (the dealer's result.json holds only revealed keys)
+REPLAY_READS = {FEATURE: (("requests.wal",), ()), PULLER: (("requests.wal", "ops.wal"), ()),
+                REWARD: (("requests.wal",), ()), DEALER: ((), ("result.json",))}
+
 SERVE = {"roles": roles, "peers": peers, "service_role": service_role, "source": source,
-         "run_role": run_role, "replay": replay_service}
+         "run_role": run_role, "replay": replay_service, "replay_reads": REPLAY_READS}

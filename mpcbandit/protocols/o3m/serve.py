@@ -251,5 +251,9 @@ def run_role(ctx: ServeContext) -> str | None:
     return {PP: run_passive, PMG: run_mask_generator}[ctx.role](ctx)
 
 
+#: what serve_replay.replay_service reads of each role's state folder: (required, if present);
+#: `serve-bundle` copies exactly these (never a participant's block of the mask)
+REPLAY_READS = {AP: (("requests.wal", "ops.wal"), ()), PP: (("requests.wal",), ()), PMG: ((), ())}
+
 SERVE = {"roles": roles, "peers": peers, "service_role": service_role, "source": source,
-         "run_role": run_role, "replay": replay_service}
+         "run_role": run_role, "replay": replay_service, "replay_reads": REPLAY_READS}
