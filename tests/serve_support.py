@@ -20,6 +20,7 @@ import numpy as np
 
 from mpcbandit.bandits.egreedy import exploration_key
 from mpcbandit.config import ServeSection, load_config
+from mpcbandit.data.hannun_data import service_factor
 from mpcbandit.files import make_private_dir, write_private
 from mpcbandit.protocols.hannun.serve_reference import ServeReference
 from mpcbandit.serve.server import drain_and_stop, start_service
@@ -242,13 +243,16 @@ def service_logs(out: Path, flip: str | None = None, run_id: str | None = None, 
     logs = {p: [] for p in ("feature_holder.0", "feature_holder.1", "arm_puller.0",
                             "reward_holder.0")}
     ops, served, context, waiting = [], {}, {}, []
+    # the holders multiply every posted slice by 1/sqrt(2) (hannun.norms = "auto", so that the
+    # whole context stays within 1): the model sees the scaled contexts, the logs what was posted
+    factor = service_factor(cfg.section)
     for batch in range(30):
         x = rng.normal(size=(4, 6))
         x /= np.linalg.norm(x, axis=1, keepdims=True)
         ids = [f"b{batch}-{k}" for k in range(4)]
-        for rid, arm, row in zip(ids, ref.decide(x), x):
+        for rid, arm, row in zip(ids, ref.decide(x * factor), x):
             served[rid] = (int(arm) + 1) % 4 if rid in flips else int(arm)
-            context[rid] = row
+            context[rid] = row * factor
             logs["feature_holder.0"].append({"kind": "context", "id": rid,
                                              "features": row[:3].tolist()})
             logs["feature_holder.1"].append({"kind": "context", "id": rid,

@@ -68,7 +68,8 @@ def test_a_table_with_the_wrong_number_of_columns_is_named_with_what_was_expecte
 
 
 def test_a_feature_row_above_unit_norm_is_refused_with_its_norm(tmp_path):
-    cfg, data = split(tmp_path, "hannun")
+    # the default rule scales a folder's rows; 'promise' is the rule that refuses a row above 1
+    cfg, data = split(tmp_path, "hannun", 'hannun.norms="promise"')
     table = data / "feature_holder.0" / "features.csv"
     edit(table, set_cell(2, "x3", "3.0"))
     with pytest.raises(DataError, match=rf"feature_holder.0: {table}: row 2 \(id 'u2'\) has "

@@ -8,15 +8,25 @@
   without them the regret is measured against the step's best reward).
 The other roles read no data (their folder may hold ``ids.csv``, compared in the hello).
 
-The norm rule (``hannun.norms``): the engine needs ||x_t|| <= 1 for the whole context, which no
-holder sees. 'refuse' (default): a holder refuses a row of its slice with norm above 1 (the
-whole context's bound is the holders' joint promise, kept by the built-in tasks and their
-splits); 'scale': holder i multiplies its slice by min(1, 1 / (sqrt(n) m_i)), m_i its largest
-row norm, so every slice has norm <= 1/sqrt(n) and every context <= 1, whatever the others hold.
+The norm rule (``hannun.norms``): the engine needs ||x_t|| <= 1 for the WHOLE context, which no
+holder sees (each slice within 1 is not enough: two slices of norm 0.95 make a context of
+1.34, and the fixed point then leaves its range without a word).
+- 'auto' (default): the built-in task's contexts are public, so each is checked whole, in the
+  clear, and one above 1 is refused naming its step (never scaled: the experiment's numbers
+  stay the built-in task's); a holder's own folder is scaled as by 'scale'; a service's
+  holder multiplies every slice (posted or looked up, each of norm <= 1) by the fixed
+  1/sqrt(n), data-independent, so all its slices are scaled alike and serve-replay does the same.
+- 'scale': as 'auto', and the built-in task's slices are scaled too: holder i multiplies its
+  slice by min(1, 1 / (sqrt(n) m_i)), m_i its largest row norm, so every slice has norm
+  <= 1/sqrt(n) and every context <= 1, whatever the others hold.
+- 'promise': the old per-slice rule, for holders that truly promise the joint bound: a row of a
+  slice above 1 is refused, nothing is scaled, and the whole context's bound is not checked
+  (a warning says so at start; the built-in task is still checked whole).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -30,11 +40,13 @@ from mpcbandit.data.tables import Block, TableFile
 from mpcbandit.data.tasks import make_task, preload
 from mpcbandit.errors import ConfigError, DataError
 
-__all__ = ["NORM_RULES", "task", "preload_task", "feature_slices", "check_features", "features",
+__all__ = ["NORM_RULES", "task", "service_factor", "warn_promise", "check_contexts", "preload_task", "feature_slices", "check_features", "features",
            "lookup", "feedback", "folder_task", "split"]
 
-NORM_RULES = ("refuse", "scale")
+NORM_RULES = ("auto", "scale", "promise")
 _SLACK = 1e-9  # float rounding of a unit-norm row
+
+log = logging.getLogger("mpcbandit.data")
 
 
 def feature_slices(s) -> list[np.ndarray]:
@@ -54,11 +66,39 @@ def check_features(x: np.ndarray, party: str) -> np.ndarray:
     return x
 
 
+def check_contexts(x: np.ndarray, what: str) -> np.ndarray:
+    """Whole contexts (T, D), refused naming the first step whose norm is above 1: only where
+    the whole context is public (the built-in task), never a holder's private slice."""
+    norms = np.linalg.norm(x, axis=1)
+    bad = np.flatnonzero(~np.isfinite(norms) | (norms > 1 + _SLACK))
+    if bad.size:
+        raise DataError(f"{what}: the whole context of step {bad[0]} has norm "
+                        f"{float(norms[bad[0]]):.6g} > 1 (all holders' slices together); "
+                        f"Hannun's engine needs ||x_t|| <= 1; {bad.size} of {len(x)} steps do "
+                        "not (hannun.norms = 'scale' scales each holder's slice instead)")
+    return x
+
+
 def _scale(s, largest: float) -> float:
     """The factor of the 'scale' rule for a slice whose largest row norm is `largest`."""
-    if s.norms != "scale" or largest == 0:
+    if s.norms == "promise" or largest == 0:
         return 1.0
     return min(1.0, 1.0 / (math.sqrt(s.feature_holders) * largest))
+
+
+def service_factor(s) -> float:
+    """What a service's holder multiplies every slice by (each of norm <= 1): 1/sqrt(n), so
+    every whole context has norm <= 1 whatever the others post; 1 under 'promise'."""
+    return 1.0 if s.norms == "promise" else 1.0 / math.sqrt(s.feature_holders)
+
+
+def warn_promise(s, party: str) -> None:
+    """Say at start that the whole context's bound is the holders' promise, unchecked."""
+    if s.norms == "promise":
+        log.warning("%s: hannun.norms = 'promise': each slice is refused above norm 1, but the "
+                    "WHOLE context's ||x_t|| <= 1 (all %d holders' slices together) is not "
+                    "checked: a context above 1 silently breaks the fixed point's range "
+                    "(docs/data.md, the norm rule)", party, s.feature_holders)
 
 
 def _built_in(cfg: Config) -> BanditData:
@@ -75,7 +115,8 @@ def task(cfg: Config) -> BanditData:
     holder's slice scaled by the norm rule as the holder scales its own."""
     s = cfg.section
     data = _built_in(cfg)
-    if s.norms == "refuse":
+    if s.norms != "scale":  # public data: checked whole, so the experiment's numbers stay
+        check_contexts(data.contexts, f"hannun.data = {s.data!r}")
         return data
     x = data.contexts.copy()
     for cols in feature_slices(s):
@@ -106,8 +147,10 @@ class _FolderFeatures:
     """Holder i's slice from its own features table, aligned to the id list."""
 
     def __init__(self, cfg: Config, index: int, folder: Path, party: str,
-                 steps: int | None = None):
+                 steps: int | None = None, service: bool = False):
         s = cfg.section
+        # a service scales by a fixed factor (service_factor): its rows are checked <= 1 here
+        rule, self.service = ("promise" if service else s.norms), service
         self.largest = 0.0
         ids = self.ids = read_id_list(folder, party)
         width = len(feature_slices(s)[index])
@@ -115,20 +158,23 @@ class _FolderFeatures:
         self.table = load_steps(folder, "features", party, columns=(width,), steps=steps,
                                 ids=ids, what=f"its {width} of the hannun.dims = {s.dims} "
                                               f"features split over {s.feature_holders} holders",
-                                check=lambda b, f: self._check(b, f, s.norms, party))
-        self.factor = _scale(s, self.largest)
+                                check=lambda b, f: self._check(b, f, rule, party))
+        self.factor = 1.0 if service else _scale(s, self.largest)
         self.agreement = ids.agreement()
 
     def _check(self, block: Block, table: TableFile, rule: str, party: str) -> None:
         norms = np.linalg.norm(block.values, axis=1)
         self.largest = max(self.largest, float(norms.max(initial=0.0)))
         bad = np.flatnonzero(norms > 1 + _SLACK)
-        if rule == "refuse" and bad.size:
+        if rule == "promise" and bad.size:
             r = bad[0]
             who = f" (id {block.ids[r]!r})" if block.ids else ""
             raise DataError(f"{party}: {table.path}: row {block.first + r + 1}{who} has norm "
-                            f"{norms[r]:.6g} > 1: Hannun's contexts have norm <= 1 (hannun.norms "
-                            f"= 'refuse'; 'scale' scales each slice to norm <= 1/sqrt(n))")
+                            f"{norms[r]:.6g} > 1: Hannun's contexts have norm <= 1 ("
+                            + ("a service's holder takes slices of norm <= 1 and scales each "
+                               "by 1/sqrt(n)" if self.service else
+                               "hannun.norms = 'promise'; 'auto' scales each slice of a "
+                               "folder to norm <= 1/sqrt(n)") + ")")
 
     def features(self, t: int) -> np.ndarray:
         row = self.table.row(t)
@@ -180,13 +226,17 @@ class _FolderFeedback:
 
 def features(cfg: Config, index: int, folder: Path | None, party: str):
     """Feature holder index's source: features(t) -> its D_i values of step t."""
+    if folder is not None:   # the built-in task is checked whole whatever the rule
+        warn_promise(cfg.section, party)
     return _TaskFeatures(cfg, index, party) if folder is None else _FolderFeatures(cfg, index, folder, party)
 
 
 def lookup(cfg: Config, index: int, folder: Path, party: str) -> RowsById:
     """Feature holder index's slices looked up by id in its own folder (a service): every row
-    of its table, held in memory, the norm rule applied as for a run."""
-    table = _FolderFeatures(cfg, index, folder, party, steps=read_id_list(folder, party).rows)
+    of its table, held in memory, each refused above norm 1 and not scaled (whoever uses them
+    multiplies them by service_factor, as it does a posted slice)."""
+    table = _FolderFeatures(cfg, index, folder, party, steps=read_id_list(folder, party).rows,
+                            service=True)
     ids = table.ids
     return RowsById([table.features(t) for t in range(ids.rows)], ids.ids, table.agreement)
 

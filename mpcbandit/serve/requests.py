@@ -112,10 +112,10 @@ def _bounded(value: float, max_abs: float | None, field: str) -> None:
 
 
 def parse_context(raw: bytes, features: int, max_norm: float | None = None,
-                  max_abs: float | None = None) -> ContextRequest:
+                  norm_rule: str = "", max_abs: float | None = None) -> ContextRequest:
     """A POST /v1/contexts body: an id and exactly `features` finite numbers (of Euclidean
-    norm at most max_norm and each of magnitude at most max_abs, where the protocol bounds
-    them)."""
+    norm at most max_norm, norm_rule saying why, and each of magnitude at most max_abs, where
+    the protocol bounds them)."""
     body = _object(raw, ("id", "features"))
     rid = _id(body)
     values = body["features"]
@@ -137,7 +137,7 @@ def parse_context(raw: bytes, features: int, max_norm: float | None = None,
             _bounded(v, max_abs, f"features[{i}]")
     if max_norm is not None and norm > max_norm * (1 + 1e-9):
         raise BadRequest("features", f"norm {norm:.6g} is above {max_norm:g}, the most the "
-                                     "protocol takes (scale your slice)")
+                                     f"protocol takes: {norm_rule or 'scale your slice'}")
     return ContextRequest(rid, numbers)
 
 

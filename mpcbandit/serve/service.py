@@ -51,6 +51,8 @@ class ServiceRole:
     rewards: bool = False
     #: the most a context slice's Euclidean norm may be (None: unbounded)
     max_norm: float | None = None
+    #: what a refused norm is told: what the bound is on and what to do (the protocol's words)
+    norm_rule: str = ""
     #: the only rewards taken (empty: any finite number)
     reward_values: tuple[float, ...] = ()
     #: the largest magnitude of a context value or a reward (None: any finite number), so
@@ -176,7 +178,8 @@ class Service:
             req = self.admission.admit("contexts", "contexts (it is no feature holder)", raw,
                                        lambda b: parse_context(b, self.role.features,
                                                                self.role.max_norm,
-                                                               self.role.max_abs),
+                                                               self.role.norm_rule,
+                                                               max_abs=self.role.max_abs),
                                        self.book.contexts, "a context")
             if isinstance(req, Reply):
                 return req

@@ -84,8 +84,11 @@ class HannunSection:
     data: str = spec("synthetic", choices=TASKS, doc="synthetic | mnist | kmeans | linear (D = |A| d)")
     data_dir: str = spec("", local=True, doc="MNIST IDX directory (default: $MPCBANDIT_DATA or ../shared/data/mnist)")
     sigma: float = spec(0.5, min=1e-3, doc="kernel width of the kmeans task's rewards")
-    norms: str = spec("refuse", choices=NORM_RULES, doc="||x_t|| <= 1 (docs/data.md): refuse a "
-                      "holder's row of norm > 1, or scale each holder's slice to <= 1/sqrt(n)")
+    norms: str = spec("auto", choices=NORM_RULES, doc="the WHOLE context's ||x_t|| <= 1 "
+                      "(docs/data.md): auto = the built-in task checked whole, a folder's slices "
+                      "scaled to <= 1/sqrt(n), a service's by 1/sqrt(n); scale = the built-in "
+                      "task's slices scaled too; promise = only each slice checked (unsafe "
+                      "unless the holders keep the joint bound; warned at start)")
     reinvert_every: int = spec(0, min=0, doc="§7: recompute W_a^{-1} from W_a every k steps (0: off)")
     reinvert_iterations: int = spec(3, min=1, max=20, doc="Newton-Schulz steps per re-inversion")
     regularizer: float = spec(0.0, min=0.0, doc="§7: W_a starts at (1 + regularizer) I (0: off)")

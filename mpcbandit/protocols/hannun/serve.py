@@ -56,12 +56,19 @@ def peers(s, role: str, index: int) -> list[str]:
 
 
 def service_role(cfg: Config, role: str, index: int) -> ServiceRole:
-    """What each party's API takes: a holder its slice (norm <= 1), p' decisions, p'' rewards
-    (0 or 1), the dealer nothing."""
+    """What each party's API takes: a holder its slice (norm <= 1, scaled by the holder as
+    hannun.norms says), p' decisions, p'' rewards (0 or 1), the dealer nothing."""
     name, s = f"{role}.{index}", cfg.section
     if role == FEATURE:
         width = len(hannun_data.feature_slices(s)[index])
-        return ServiceRole(name, features=width, max_norm=1.0)
+        n = s.feature_holders
+        why = ("Hannun's bound is on the WHOLE context, all holders' slices together: "
+               + (f"this holder multiplies each slice by 1/sqrt({n}) so that any {n} "
+                  "slices of norm <= 1 make a context within it; post your slice divided by "
+                  "the largest norm your slices reach" if s.norms != "promise" else
+                  "hannun.norms = 'promise', the holders promise it jointly, unchecked; "
+                  "scale the whole context to norm <= 1 before splitting it"))
+        return ServiceRole(name, features=width, max_norm=1.0, norm_rule=why)
     return ServiceRole(name, decides=role == PULLER, rewards=role == REWARD,
                        reward_values=(0.0, 1.0) if role == REWARD else ())
 
@@ -69,6 +76,8 @@ def service_role(cfg: Config, role: str, index: int) -> ServiceRole:
 def source(cfg: Config, role: str, index: int, folder):
     """A holder looks slices up by id in its folder (if given); the others read no data."""
     name = f"{role}.{index}"
+    if role == FEATURE:
+        hannun_data.warn_promise(cfg.section, name)
     if role == FEATURE and folder is not None:
         return hannun_data.lookup(cfg, index, folder, name)
     return no_data(folder, name)

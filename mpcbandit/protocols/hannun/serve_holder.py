@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from mpcbandit.bodies import expect_field
-from mpcbandit.data.hannun_data import feature_slices
+from mpcbandit.data.hannun_data import feature_slices, service_factor
 from mpcbandit.errors import DataError, ProtocolError
 from mpcbandit.mpc.engine import Engine
 from mpcbandit.mpc.schedule import RoundScheduler
@@ -47,8 +47,11 @@ class ContextStore:
     thread of its own while the protocol's thread waits for slices)."""
 
     def __init__(self, port, lookup, width: int, *, consumed: int = 0,
-                 pending: list[str] = (), expire_s: float = float("inf")):
+                 pending: list[str] = (), expire_s: float = float("inf"), factor: float = 1.0):
         self.port, self.lookup, self.width, self.expire_s = port, lookup, width, expire_s
+        #: hannun_data.service_factor: every slice, posted or looked up, is multiplied by it
+        #: as it is taken (the log keeps what the application posted; serve-replay does alike)
+        self.factor = factor
         self._cond = threading.Condition()
         self.slices: dict[str, tuple[np.ndarray, float]] = {}
         keep = set(pending)
@@ -105,7 +108,8 @@ class ContextStore:
                     raise DataError(f"op {op}: no context slice for id {rid!r} (not in the "
                                     "log nor the data folder): cannot decide it")
                 rows.append(row)
-        return np.asarray(rows, dtype=np.float64).reshape(len(ids), self.width)
+        rows = np.asarray(rows, dtype=np.float64).reshape(len(ids), self.width)
+        return rows if self.factor == 1.0 else rows * self.factor
 
     def snapshot(self) -> dict:
         """What a checkpoint keeps of the store: how many records were taken in, and the ids
@@ -180,7 +184,8 @@ class _Holder:
         width = len(feature_slices(s)[self.me])
         lookup = ctx.source if hasattr(ctx.source, "features_of") else None  # a data folder
         self.store = ContextStore(ctx.port, lookup, width, **store,
-                                  expire_s=ctx.config.serve.reward_timeout_s)
+                                  expire_s=ctx.config.serve.reward_timeout_s,
+                                  factor=service_factor(s))
         self.queue = OpQueue(ctx.chan, self.follower, self.store, holders, ctx.name,
                              [PULLER, REWARD])
         ack = ((lambda first: self.chan.send(DEALER_LABEL, DEALER, {"explore_at": first}))

@@ -159,12 +159,12 @@ def serve_log(cfg: Config, folder: Path, data: str | None = None) -> list[tuple]
     rewards = {r["id"]: r["reward"] for r in party_records(folder / f"{REWARD}.0" / "requests.wal")
                if r.get("kind") == "reward"}
     holders_slices = _slices(cfg, folder, data)
-
+    factor = hannun_data.service_factor(cfg.section)   # as each holder scaled its slices
     def entries():   # in op order: an error names the first op that has one
         for op in ops:
             ids, n = op["ids"], op["n"]
             if op["kind"] == "decide" and ids:
-                yield op, ("decide", ids, np.array([np.concatenate(
+                yield op, ("decide", ids, factor * np.array([np.concatenate(
                     [_slice(h, posted, looked, rid, n) for h, posted, looked in holders_slices])
                     for rid in ids]))
             elif op["kind"] == "update":
