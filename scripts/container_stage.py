@@ -215,6 +215,10 @@ class Engine:
         else:
             cmd = [*dockerd, "--bridge=none", "--iptables=false", "--ip6tables=false",
                    "--ip-forward=false", "--ip-masq=false"]
+            # a compose network the namespaced daemon left in the shared data-root (a run cut
+            # short) would be restored by this daemon, its bridge made in the root namespace:
+            # the build needs none, and compose makes its networks again in the namespace
+            (STATE / "docker" / "network" / "files" / "local-kv.db").unlink(missing_ok=True)
         say(f"starting dockerd {'in a namespace of its own' if self.namespaced else 'for the build'}")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)

@@ -87,7 +87,9 @@ def load_requests(cfg, data_dir: Path, n: int, lookup: bool = False) -> list[Req
     if lookup and n > len(ids):
         raise click.ClickException(f"bench serve --contexts lookup: {data_dir} holds {len(ids)} "
                                    f"ids, {n} requests need as many (each id is looked up once)")
-    task = folder_task(with_steps(cfg, len(ids)), data_dir, names, f"{ENV}.0")
+    # each application posts its slice as its table holds it: the holders apply the norm rule
+    raw = with_steps(cfg, len(ids)).with_overrides(['hannun.norms="promise"'])
+    task = folder_task(raw, data_dir, names, f"{ENV}.0")
     cols = feature_slices(cfg.section)
     out = []
     for k in range(n):

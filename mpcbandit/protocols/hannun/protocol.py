@@ -93,29 +93,26 @@ class HannunSection:
     reinvert_iterations: int = spec(3, min=1, max=20, doc="Newton-Schulz steps per re-inversion")
     regularizer: float = spec(0.0, min=0.0, doc="§7: W_a starts at (1 + regularizer) I (0: off)")
     reciprocal_init: str = spec("linear", choices=("paper", "linear"),
-                                doc="Newton start: linear = 24/17 - 8/17 d, minimax on d in [1, 2] "
-                                    "(fewer rounds, smaller values to truncate); paper = "
-                                    "3 e^(0.5 - d) + 0.003 (an exp, 8 squarings)")
+                                doc="Newton start: linear = 24/17 - 8/17 d, minimax on [1, 2] "
+                                    "(fewer rounds); paper = 3 e^(0.5 - d) + 0.003 (8 squarings)")
     trunc: str = spec("exact", choices=TRUNC_CHOICES,
                       doc="truncation after products: exact (cannot wrap; one round each with 2 "
                           "holders, Alg. 3 and a comparison with more), local (free, wraps with "
                           "probability |x|/2^64), paper (Alg. 3), pair (stochastic, fused), "
                           "auto (the engine's: local for 2, pair for more)")
     exploration: str = spec("secret", choices=("secret", "seeded"),
-                            doc="secret: the dealer keys its eps/uniform/permutation stream with "
-                                "os.urandom (a batch run reveals it in its result after the run, "
-                                "for the replay; a service as hannun.reveal says); seeded: keyed by the config seed, so p' knows which "
-                                "steps explore (reproduction mode, not private)")
+                            doc="secret: the dealer keys its exploration stream with os.urandom "
+                                "(revealed after a batch run; a service's as hannun.reveal says); "
+                                "seeded: keyed by the config seed (reproduction mode, not private)")
     reveal: str = spec("never", choices=("never", "stop", "every"),
-                       doc="a service's secret exploration key (`mpcbandit serve`; a batch run "
-                           "reveals its key at its end whatever this says): never written out "
-                           "(serve-replay checks the greedy decisions only, p' never learns "
-                           "which decisions explored); stop: revealed at each stop, a fresh key "
-                           "drawn for what follows; every: a fresh key every reveal_every "
-                           "decisions, each revealed once its decisions are all decided (for "
-                           "audit or evaluation: p' may then learn which past decisions "
-                           "explored). Seeded exploration's key derives from the seed: "
-                           "this does not apply")
+                       doc="a service's secret exploration key (a batch run reveals its key at "
+                           "its end whatever this says): never written out (serve-replay checks "
+                           "the greedy decisions only, p' never learns which decisions "
+                           "explored); stop: revealed at each stop, a fresh key drawn for what "
+                           "follows; every: a fresh key every reveal_every decisions, each "
+                           "revealed once its decisions are all decided (for audit or "
+                           "evaluation: p' may then learn which past decisions explored). "
+                           "Seeded exploration's key derives from the seed: not applied")
     reveal_every: int = spec(1000, min=BLOCK, max=10_000_000,
                              doc="with reveal = \"every\": the decisions each exploration key "
                                  f"covers (at least a block of the stream, {BLOCK}: each new key "
