@@ -6,7 +6,6 @@ its own folder."""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from mpcbandit.files import RunLock, write_json, write_private
 from mpcbandit.identity import identity_fields
 from mpcbandit.protocols import get_protocol
 from mpcbandit.serve.loop import PartyBackend, ServeContext, ServeState
-from mpcbandit.serve.record import STATE_FILE
+from mpcbandit.serve.record import STATE_FILE, party_record
 from mpcbandit.serve.server import run_service
 from mpcbandit.serve.wal import WriteAheadLog
 from parties import (check_peers, check_security_mode, open_channel, open_link, party_curve,
@@ -56,14 +55,10 @@ def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool) -> s
         WriteAheadLog(request_log).close()
         write_json(record, {"party": name, "run_id": run_id})
         return run_id
-    try:
-        meta = json.loads(record.read_text())
-        kept, party = meta["run_id"], meta["party"]
-    except FileNotFoundError:
-        raise MpcBanditError(f"{folder} holds no service to resume (no {STATE_FILE})") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise MpcBanditError(f"{record} is damaged ({type(e).__name__}: {e}); cannot resume "
-                             "this party") from None
+    kept = party_record(folder, "resume")
+    if kept is None:
+        raise MpcBanditError(f"{folder} holds no service to resume (no {STATE_FILE})")
+    party, kept = kept
     if party != name:
         raise MpcBanditError(f"{folder} is the state of {party}, not of {name}")
     if run_id and run_id != kept:

@@ -16,7 +16,7 @@ from pathlib import Path
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import OutputError, make_private_dir, write_json
 from mpcbandit.registry import PROTOCOL_MODULES, get_protocol
-from mpcbandit.serve.record import STATE_FILE
+from mpcbandit.serve.record import STATE_FILE, party_record
 
 __all__ = ["MANIFEST", "make_bundle", "replay_reads", "is_bundle", "check_bundles",
            "manifest_digest"]
@@ -44,41 +44,29 @@ def replay_reads(party: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _record(state: Path) -> tuple[str, str]:
     """(party, run id) of the state folder's record, or an error naming the file."""
-    path = state / STATE_FILE
-    try:
-        record = json.loads(path.read_text())
-        party, run_id = record["party"], record["run_id"]
-    except FileNotFoundError:
+    record = party_record(state, "bundle")
+    if record is None:
         raise MpcBanditError(f"{state} holds no service's state (no {STATE_FILE}): give a "
                              "party's state folder (serve --state, or serve --out's "
-                             "OUT/<party>/)") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise MpcBanditError(f"{path} is damaged ({type(e).__name__}: {e}); cannot bundle "
-                             "this party") from None
-    if not isinstance(party, str) or not isinstance(run_id, str):
-        raise MpcBanditError(f"{path} is damaged (party {party!r}, run id {run_id!r})")
-    return party, run_id
+                             "OUT/<party>/)")
+    return record
 
 
 def _copy(src: Path, dst: Path) -> dict:
     """Copy src to a new file dst (mode 0600), streaming (a request log grows for months);
     the size and sha256 of the bytes copied."""
-    digest, size = hashlib.sha256(), 0
     try:
         fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as e:
         raise OutputError(dst, e, "create") from None
     try:
-        with open(src, "rb") as f, os.fdopen(fd, "wb") as out:
-            while chunk := f.read(_CHUNK):
-                digest.update(chunk)
-                out.write(chunk)
-                size += len(chunk)
+        with os.fdopen(fd, "wb") as out:
+            got = _digest(src, out.write)
             out.flush()
             os.fsync(out.fileno())
     except OSError as e:
         raise OutputError(src, e, "copy") from None
-    return {"bytes": size, "sha256": digest.hexdigest()}
+    return got
 
 
 def _check_result(path: Path) -> None:
@@ -133,13 +121,15 @@ def make_bundle(state: Path, out: Path) -> dict:
     return manifest
 
 
-def _digest(path: Path) -> dict:
-    """The size and sha256 of a file."""
+def _digest(path: Path, also=None) -> dict:
+    """The size and sha256 of a file, read once in chunks (each also given to `also`)."""
     digest, size = hashlib.sha256(), 0
     with open(path, "rb") as f:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
             size += len(chunk)
+            if also is not None:
+                also(chunk)
     return {"bytes": size, "sha256": digest.hexdigest()}
 
 
@@ -222,9 +212,8 @@ def check_bundles(folder: Path) -> str | None:
             raise MpcBanditError(f"{sub} holds the bundle of {party}, not of {sub.name}: "
                                  f"gather it as {folder / party}")
         _check_files(sub, manifest)
-        record = json.loads((sub / STATE_FILE).read_text()) if STATE_FILE in manifest[
-            "files"] else {}
-        if record.get("party") != party or record.get("run_id") != manifest["run_id"]:
+        record = party_record(sub, "replay") if STATE_FILE in manifest["files"] else None
+        if record != (party, manifest["run_id"]):
             raise MpcBanditError(f"{sub / STATE_FILE} differs from its manifest's party and "
                                  f"run id ({sub / MANIFEST})")
         run_ids[sub] = manifest["run_id"]

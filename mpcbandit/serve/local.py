@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from mpcbandit.config import Config
-from mpcbandit.data.folder import own_folders
 from mpcbandit.errors import MpcBanditError
 from mpcbandit.files import RunLock, make_private_dir, write_json
 from mpcbandit.local_procs import cpu_s, local_network, spawn, stop_all
@@ -88,11 +87,12 @@ def serve_local(cfg: Config | None, out_dir: Path, *, resume: bool = False,
             meta = {"serve": True, "config": str(Path(cfg.source).resolve()),
                     "overrides": list(cfg.overrides), "run_id": secrets.token_hex(16),
                     "insecure": insecure, "data": data_dir and str(Path(data_dir).resolve())}
-        if meta.get("data"):  # as `run --data`: no two parties read one folder
-            own_folders(Path(meta["data"]), [f"{r}.{i}" for r, i in _service_parties(cfg)])
+        parties = _service_parties(cfg)
+        if meta.get("data"):  # checked as `run --data` is: no two parties read one folder
+            get_protocol(cfg.protocol).data_folders(Path(meta["data"]),
+                                                    [f"{r}.{i}" for r, i in parties])
         if not resume:
             write_json(out_dir / SERVICE_FILE, meta)
-        parties = _service_parties(cfg)
         cfg = local_network(cfg, out_dir, keys=not resume)
         make_private_dir(out_dir / "logs")
         session = secrets.token_hex(8)

@@ -14,7 +14,7 @@ from mpcbandit.errors import MpcBanditError
 from mpcbandit.registry import get_protocol
 from mpcbandit.shipped_configs import config_path
 
-__all__ = ["SERVICE_FILE", "STATE_FILE", "read_service", "check_gathered"]
+__all__ = ["SERVICE_FILE", "STATE_FILE", "read_service", "party_record", "check_gathered"]
 
 #: the launcher's record of the service in its --out folder
 SERVICE_FILE = "run.json"
@@ -48,6 +48,23 @@ def read_service(out_dir: Path, doing: str = "resume") -> tuple[Config, dict]:
                              "service") from None
 
 
+def party_record(folder: Path, doing: str) -> tuple[str, str] | None:
+    """(party, run id) of the record in a party's state folder (None: there is none), or an
+    error naming the file, worded for what is being done with it ("resume", "replay", ...)."""
+    path = Path(folder) / STATE_FILE
+    try:
+        record = json.loads(path.read_text())
+        party, run_id = record["party"], record["run_id"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise MpcBanditError(f"{path} is damaged ({type(e).__name__}: {e}); cannot {doing} "
+                             "this party") from None
+    if not isinstance(party, str) or not isinstance(run_id, str):
+        raise MpcBanditError(f"{path} is damaged (party {party!r}, run id {run_id!r})")
+    return party, run_id
+
+
 def check_gathered(folder: Path, cfg: Config, run_id: str | None = None) -> str | None:
     """The run id of the service whose state folders folder/<party>/ hold, from each party's
     record (its name and the run id; None if no folder holds one); an error naming the
@@ -61,15 +78,10 @@ def check_gathered(folder: Path, cfg: Config, run_id: str | None = None) -> str 
                              f"{', '.join(names)}")
     ids: dict[str, str] = {}
     for name in present:
-        path = folder / name / STATE_FILE
-        try:
-            record = json.loads(path.read_text())
-            party, ids[name] = record["party"], record["run_id"]
-        except FileNotFoundError:
+        record = party_record(folder / name, "replay")
+        if record is None:
             continue
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise MpcBanditError(f"{path} is damaged ({type(e).__name__}: {e}); cannot replay "
-                                 "this service") from None
+        party, ids[name] = record
         if party != name:
             raise MpcBanditError(f"{folder / name} is the state folder of {party}, not of {name}")
     expected = run_id or next(iter(ids.values()), None)
