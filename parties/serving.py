@@ -14,7 +14,7 @@ from mpcbandit.config import Config
 from mpcbandit.errors import ConfigError, MpcBanditError, PeerTimeout
 from mpcbandit.files import RunLock, write_json, write_private
 from mpcbandit.identity import identity_fields
-from mpcbandit.protocols import get_protocol
+from mpcbandit.protocols import get_protocol, served_parties
 from mpcbandit.serve.loop import PartyBackend, ServeContext, ServeState
 from mpcbandit.serve.record import STATE_FILE, party_record
 from mpcbandit.serve.server import run_service
@@ -22,17 +22,12 @@ from mpcbandit.serve.wal import WriteAheadLog
 from parties import (check_peers, check_security_mode, open_channel, open_link, party_curve,
                      party_greeting, read_greetings)
 
-__all__ = ["run_serve_party", "serve_parties", "service_greeting", "STATE_FILE"]
+__all__ = ["run_serve_party", "service_greeting", "STATE_FILE"]
 
 log = logging.getLogger("mpcbandit.party")
 
 #: one attempt of the hello: a party of a service waits for its peers until it is stopped
 _HELLO_TRY_S = 2.0
-
-
-def serve_parties(cfg: Config) -> list[str]:
-    """The names of the parties of cfg's service."""
-    return [f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)]
 
 
 def _claim_state(folder: Path, name: str, run_id: str | None, resume: bool) -> str:
@@ -85,7 +80,7 @@ def run_serve_party(cfg: Config, role: str, index: int, *, state_dir: Path, sess
     proto = get_protocol(cfg.protocol)
     served = proto.served()
     name = f"{role}.{index}"
-    names = serve_parties(cfg)
+    names = served_parties(cfg)
     if name not in names:
         raise ConfigError("--role/--index", f"no party {name} in this service (parties: "
                                             f"{', '.join(names)})")

@@ -19,10 +19,11 @@ def finish(launcher, timeout):
 
 
 def test_every_party_frozen_is_stopped_after_the_stall_limit(tmp_path):
-    # stall limit = startup_s + 4 x deadline_s = 1 + 4 = 5 s (x the machine's slowness)
+    # stall limit = startup_s + 4 x deadline_s = 10 + 4 = 14 s (x the machine's slowness); a
+    # startup_s of 1 s was too short for six parties' hello on a machine at load 6
     launcher = start_run("configs/demo-sum.toml", "--set", "demo.iterations=100000000",
                          "--set", f"run.deadline_s={deadline(1.0):g}",
-                         "--set", f"run.startup_s={deadline(1.0):g}", out=tmp_path)
+                         "--set", f"run.startup_s={deadline(10.0):g}", out=tmp_path)
     every = ("input.0", "input.1", "input.2", "compute.0", "compute.1", "output.0")
     wait_for_progress(tmp_path / "progress", minimum=3, parties=every)
     pids = party_pids(launcher.pid)

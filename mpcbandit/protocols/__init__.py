@@ -30,7 +30,7 @@ from mpcbandit.stop import check_stop
 
 __all__ = ["Protocol", "PartyContext", "RoleNames", "get_protocol", "all_peers", "seeded_rng", "privacy_record",
            "with_steps", "run_timed", "progress_line", "clock", "read_folders",
-           "deployed_parties", "deployed_party",
+           "served_parties", "deployed_parties", "deployed_party",
            "MIN_BUFFER_CAP", "MESSAGE_OVERHEAD"]
 
 _log = logging.getLogger("mpcbandit.party")
@@ -175,6 +175,11 @@ def all_peers(roles: list[tuple[str, int]], role: str, index: int) -> list[str]:
     return [f"{r}.{i}" for r, i in roles if f"{r}.{i}" != me]
 
 
+def served_parties(cfg: Config) -> list[str]:
+    """The names of the parties of cfg's service (`mpcbandit serve`)."""
+    return [f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)]
+
+
 def deployed_parties(cfg: Config, service: bool = False) -> list[Party]:
     """The parties of what is deployed, with their addresses: a batch run's (every party of
     cfg) or, with service, its service's (`mpcbandit serve`: Hannun's and O3M's have no
@@ -182,7 +187,7 @@ def deployed_parties(cfg: Config, service: bool = False) -> list[Party]:
     parties = cfg.parties()
     if not service:
         return parties
-    served = {f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)}
+    served = set(served_parties(cfg))
     return [p for p in parties if p.name in served]
 
 

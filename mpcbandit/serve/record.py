@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mpcbandit.config import Config, load_config
 from mpcbandit.errors import MpcBanditError
-from mpcbandit.registry import get_protocol
+from mpcbandit.protocols import served_parties
 from mpcbandit.shipped_configs import config_path
 
 __all__ = ["SERVICE_FILE", "STATE_FILE", "read_service", "party_record", "check_gathered"]
@@ -70,7 +70,7 @@ def check_gathered(folder: Path, cfg: Config, run_id: str | None = None) -> str 
     record (its name and the run id; None if no folder holds one); an error naming the
     folder whose record is damaged, of another party or of another service (or than run_id,
     the launcher's). A log missing is named by the replay that reads it."""
-    names = [f"{r}.{i}" for r, i in get_protocol(cfg.protocol).served()["roles"](cfg.section)]
+    names = served_parties(cfg)
     present = [n for n in names if (folder / n).is_dir()]
     if not present:
         raise MpcBanditError(f"{folder} holds no state folder of this config's service: "
